@@ -1,0 +1,49 @@
+# `make demo` and `make test` work on a fresh machine with only Python (>= 3.12) and make.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+WORKSPACE ?= demo-workspace
+
+# The first Python >= 3.12 found: $PYTHON, python3.13/3.12 on PATH, pyenv's, then python3.
+PYTHON_FOUND := $(shell for c in "$$PYTHON" python3.13 python3.12 python3; do \
+	[ -n "$$c" ] || continue; \
+	if "$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then command -v "$$c"; exit 0; fi; \
+	done; \
+	if command -v pyenv >/dev/null 2>&1; then \
+	for v in $$(pyenv versions --bare 2>/dev/null | grep -E '^3\.(1[2-9])' | sort -rV); do \
+	p="$$(pyenv root)/versions/$$v/bin/python3"; \
+	if [ -x "$$p" ] && "$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then echo "$$p"; exit 0; fi; \
+	done; fi)
+
+.PHONY: venv demo test lint format bench clean
+
+$(VENV)/.installed: pyproject.toml
+	@if [ -z "$(PYTHON_FOUND)" ]; then echo "memtrace needs Python >= 3.12 (set PYTHON=/path/to/python3.12)"; exit 1; fi
+	@echo "Using $(PYTHON_FOUND)"
+	"$(PYTHON_FOUND)" -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test,bench]"
+	@touch $@
+
+venv: $(VENV)/.installed
+
+demo: venv
+	rm -rf $(WORKSPACE)
+	$(PY) -m memtrace.demo $(WORKSPACE)
+	$(VENV)/bin/memtrace inspect $(WORKSPACE)
+
+test: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/pytest -q
+
+format: venv
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: venv
+	$(PY) benchmarks/tracing_overhead.py
+	$(PY) benchmarks/graph_scale.py
+
+clean:
+	rm -rf $(VENV) $(WORKSPACE) .pytest_cache

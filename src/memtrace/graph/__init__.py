@@ -1,0 +1,44 @@
+"""The memory evolution graph: model, SQLite store, queries and import/export.
+
+This package imports nothing else of memtrace; every other layer builds on it.
+"""
+
+from .errors import FormatError, MemtraceError, NotFoundError, WorkspaceError
+from .model import (
+    MEMORY_ENTRY,
+    Case,
+    Edge,
+    LifecycleEntry,
+    LineageNode,
+    MemoryDiff,
+    Operation,
+    Run,
+    VariableVersion,
+)
+from .queries import Graph, GraphQueries, OpSubgraph
+from .store import Store
+from .view import GraphView
+from .workspace import Workspace, open_workspace
+
+__all__ = [
+    "MEMORY_ENTRY",
+    "Case",
+    "Edge",
+    "FormatError",
+    "Graph",
+    "GraphQueries",
+    "GraphView",
+    "LifecycleEntry",
+    "LineageNode",
+    "MemoryDiff",
+    "MemtraceError",
+    "NotFoundError",
+    "OpSubgraph",
+    "Operation",
+    "Run",
+    "Store",
+    "VariableVersion",
+    "Workspace",
+    "WorkspaceError",
+    "open_workspace",
+]

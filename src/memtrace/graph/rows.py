@@ -1,0 +1,148 @@
+"""Conversions between the model's dataclasses and the tuples stored in SQLite rows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from .model import Case, Edge, Operation, Run, VariableVersion
+
+
+def dumps_or_none(value: Any) -> str | None:
+    """JSON text for a metadata column; empty containers and None are stored as NULL."""
+    if not value:
+        return None
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def loads_or(text: str | None, default: Any) -> Any:
+    return json.loads(text) if text else default
+
+
+def run_from_row(row: Sequence[Any]) -> Run:
+    return Run(
+        id=row[0],
+        name=row[1],
+        system=row[2],
+        dataset=row[3],
+        conversation=row[4],
+        parent_run=row[5],
+        status=row[6],
+        error=row[7],
+        config=loads_or(row[8], {}),
+        metadata=loads_or(row[9], {}),
+        created_at=row[10],
+        finished_at=row[11],
+    )
+
+
+def op_from_row(row: Sequence[Any]) -> Operation:
+    return Operation(
+        run_id=row[0],
+        id=row[1],
+        seq=row[2],
+        parent_op=row[3],
+        name=row[4],
+        category=row[5],
+        started_at=row[6],
+        ended_at=row[7],
+        status=row[8],
+        metadata=loads_or(row[9], {}),
+    )
+
+
+def var_from_row(row: Sequence[Any]) -> VariableVersion:
+    return VariableVersion(
+        run_id=row[0],
+        id=row[1],
+        name=row[2],
+        version=row[3],
+        seq=row[4],
+        category=row[5],
+        blob=row[6],
+        deleted=bool(row[7]),
+        created_at=row[8],
+        metadata=loads_or(row[9], {}),
+    )
+
+
+def edge_from_row(row: Sequence[Any]) -> Edge:
+    return Edge(
+        run_id=row[0],
+        op_id=row[1],
+        var_id=row[2],
+        role=row[3],
+        source=row[4],
+        metadata=loads_or(row[5], None),
+    )
+
+
+def case_from_row(row: Sequence[Any]) -> Case:
+    return Case(
+        run_id=row[0],
+        id=row[1],
+        question=row[2],
+        gold=loads_or(row[3], []),
+        prediction=row[4],
+        prediction_var=row[5],
+        verdict=row[6],
+        score=row[7],
+        evidence=loads_or(row[8], []),
+        category=row[9],
+        metadata=loads_or(row[10], {}),
+    )
+
+
+def case_row(case: Case) -> tuple:
+    """The tuple a case is written as."""
+    return (
+        case.run_id,
+        case.id,
+        case.question,
+        dumps_or_none(case.gold),
+        case.prediction,
+        case.prediction_var,
+        case.verdict,
+        case.score,
+        dumps_or_none(case.evidence),
+        case.category,
+        dumps_or_none(case.metadata),
+    )
+
+
+def op_row(op: Operation) -> tuple:
+    """The tuple an operation is written as."""
+    return (
+        op.run_id,
+        op.id,
+        op.seq,
+        op.parent_op,
+        op.name,
+        op.category,
+        op.started_at,
+        op.ended_at,
+        op.status,
+        dumps_or_none(op.metadata),
+    )
+
+
+def var_row(var: VariableVersion) -> tuple:
+    """The tuple a variable version is written as."""
+    return (
+        var.run_id,
+        var.id,
+        var.name,
+        var.version,
+        var.seq,
+        var.category,
+        var.blob,
+        int(var.deleted),
+        var.created_at,
+        dumps_or_none(var.metadata),
+    )
+
+
+def edge_row(edge: Edge) -> tuple:
+    """The tuple an edge is written as."""
+    return (edge.run_id, edge.op_id, edge.var_id, edge.role, edge.source, dumps_or_none(edge.metadata))

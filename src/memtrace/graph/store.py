@@ -1,0 +1,358 @@
+"""The SQLite store of a workspace: one `memtrace.db` file (WAL) holding every run's graph.
+
+Writes come in batches of plain tuples (the recorder's buffers) inside one transaction; reads
+return the dataclasses of `model`. The schema is versioned and migrated forward on open.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .errors import NotFoundError, WorkspaceError
+from .model import Annotation, Case, Edge, Operation, Run, VariableVersion
+from .rows import (
+    case_from_row,
+    dumps_or_none,
+    edge_from_row,
+    op_from_row,
+    run_from_row,
+    var_from_row,
+)
+from .values import decode_value
+
+DB_FILENAME = "memtrace.db"
+SCHEMA_VERSION = 1
+
+# Column orders of the tuples that writers pass in (the recorder builds these directly).
+OP_COLUMNS = "run, id, seq, parent_op, name, category, started_at, ended_at, status, metadata"
+VAR_COLUMNS = "run, id, name, version, seq, category, blob, deleted, created_at, metadata"
+EDGE_COLUMNS = "run, op, var, role, source, metadata"
+BLOB_COLUMNS = "hash, encoding, data"
+CASE_COLUMNS = (
+    "run, id, question, gold, prediction, prediction_var, verdict, score, evidence, category, metadata"
+)
+
+_MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY, name TEXT NOT NULL, system TEXT, dataset TEXT, conversation TEXT,
+        parent_run TEXT, status TEXT NOT NULL, error TEXT, config TEXT, metadata TEXT,
+        created_at REAL NOT NULL, finished_at REAL
+    );
+    CREATE INDEX runs_name ON runs(name);
+    CREATE TABLE ops (
+        run TEXT NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL, parent_op TEXT,
+        name TEXT NOT NULL, category TEXT NOT NULL, started_at REAL, ended_at REAL,
+        status TEXT NOT NULL DEFAULT 'ok', metadata TEXT,
+        PRIMARY KEY (run, id)
+    ) WITHOUT ROWID;
+    CREATE INDEX ops_seq ON ops(run, seq);
+    CREATE INDEX ops_category ON ops(run, category, seq);
+    CREATE TABLE vars (
+        run TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL,
+        seq INTEGER NOT NULL, category TEXT NOT NULL, blob TEXT, deleted INTEGER NOT NULL DEFAULT 0,
+        created_at REAL, metadata TEXT,
+        PRIMARY KEY (run, id)
+    ) WITHOUT ROWID;
+    CREATE INDEX vars_name ON vars(run, name, version);
+    CREATE INDEX vars_category ON vars(run, category, seq);
+    CREATE TABLE edges (
+        run TEXT NOT NULL, op TEXT NOT NULL, var TEXT NOT NULL, role TEXT NOT NULL,
+        source TEXT, metadata TEXT
+    );
+    CREATE INDEX edges_op ON edges(run, op);
+    CREATE INDEX edges_var ON edges(run, var);
+    CREATE TABLE blobs (hash TEXT PRIMARY KEY, encoding TEXT NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;
+    CREATE TABLE cases (
+        run TEXT NOT NULL, id TEXT NOT NULL, question TEXT NOT NULL, gold TEXT, prediction TEXT,
+        prediction_var TEXT, verdict TEXT, score REAL, evidence TEXT, category TEXT, metadata TEXT,
+        PRIMARY KEY (run, id)
+    );
+    CREATE TABLE attributions (
+        id INTEGER PRIMARY KEY, run TEXT NOT NULL, case_id TEXT NOT NULL, method TEXT NOT NULL,
+        settings_key TEXT NOT NULL DEFAULT '', op TEXT, error_type TEXT NOT NULL,
+        confidence REAL, verified TEXT, replay_run TEXT, explanation TEXT, path TEXT, cost TEXT,
+        created_at REAL,
+        UNIQUE (run, case_id, method, settings_key)
+    );
+    CREATE TABLE annotations (
+        id INTEGER PRIMARY KEY, run TEXT NOT NULL, case_id TEXT NOT NULL, error_type TEXT,
+        op TEXT, note TEXT, author TEXT, created_at REAL
+    );
+    """,
+}
+
+
+def db_path_for(workspace: str | Path) -> Path:
+    """The database file of a workspace folder (or the file itself when given one)."""
+    path = Path(workspace)
+    return path if path.suffix == ".db" else path / DB_FILENAME
+
+
+class Store:
+    """A connection to one workspace database, safe to share between threads (writes serialised)."""
+
+    def __init__(self, workspace: str | Path, *, create: bool = True) -> None:
+        self.path = db_path_for(workspace)
+        if not self.path.exists():
+            if not create:
+                raise WorkspaceError(f"{self.path.parent}: no memtrace workspace here ({DB_FILENAME} missing)")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        try:
+            self.conn = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=60.0
+            )
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute("PRAGMA foreign_keys=OFF")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise WorkspaceError(f"{self.path}: not a readable memtrace database ({exc})") from None
+
+    # -- schema -------------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        self.conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        current = int(row[0]) if row else 0
+        if current > SCHEMA_VERSION:
+            raise WorkspaceError(
+                f"{self.path}: schema version {current} is newer than this memtrace "
+                f"({SCHEMA_VERSION}); upgrade memtrace to read it"
+            )
+        for version in range(current + 1, SCHEMA_VERSION + 1):
+            with self.transaction():
+                for statement in _MIGRATIONS[version].split(";"):
+                    if statement.strip():
+                        self.conn.execute(statement)
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+                    (str(version),),
+                )
+
+    @property
+    def schema_version(self) -> int:
+        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        return int(row[0])
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One atomic write: everything inside commits together or not at all."""
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def write_batch(
+        self,
+        *,
+        ops: Sequence[tuple] = (),
+        variables: Sequence[tuple] = (),
+        edges: Sequence[tuple] = (),
+        blobs: Sequence[tuple] = (),
+        cases: Sequence[tuple] = (),
+    ) -> None:
+        """Append rows (tuples in the *_COLUMNS order) in one transaction."""
+        with self.transaction() as conn:
+            self.insert_rows_in(conn, ops=ops, variables=variables, edges=edges, blobs=blobs, cases=cases)
+
+    @staticmethod
+    def insert_rows_in(
+        conn: sqlite3.Connection,
+        *,
+        ops: Sequence[tuple] = (),
+        variables: Sequence[tuple] = (),
+        edges: Sequence[tuple] = (),
+        blobs: Sequence[tuple] = (),
+        cases: Sequence[tuple] = (),
+    ) -> None:
+        """Insert rows inside a transaction the caller holds (importers write a whole run at once)."""
+        if blobs:
+            conn.executemany(f"INSERT OR IGNORE INTO blobs({BLOB_COLUMNS}) VALUES (?,?,?)", blobs)
+        if ops:
+            conn.executemany(
+                f"INSERT OR REPLACE INTO ops({OP_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", ops
+            )
+        if variables:
+            conn.executemany(
+                f"INSERT OR REPLACE INTO vars({VAR_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                variables,
+            )
+        if edges:
+            conn.executemany(f"INSERT INTO edges({EDGE_COLUMNS}) VALUES (?,?,?,?,?,?)", edges)
+        if cases:
+            conn.executemany(
+                f"INSERT OR REPLACE INTO cases({CASE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                cases,
+            )
+
+    def insert_run(self, run: Run) -> None:
+        with self.transaction() as conn:
+            self.insert_run_in(conn, run)
+
+    def write_annotations(self, annotations: Sequence[Annotation]) -> None:
+        with self.transaction() as conn:
+            self.insert_annotations_in(conn, annotations)
+
+    @staticmethod
+    def insert_annotations_in(conn: sqlite3.Connection, annotations: Sequence[Annotation]) -> None:
+        """Insert annotations inside a transaction the caller holds."""
+        conn.executemany(
+            "INSERT INTO annotations(run, case_id, error_type, op, note, author, created_at)"
+            " VALUES (?,?,?,?,?,?,?)",
+            [
+                (a.run_id, a.case_id, a.error_type, a.op_id, a.note, a.author, a.created_at)
+                for a in annotations
+            ],
+        )
+
+    def annotations(self, run_id: str | None = None) -> list[Annotation]:
+        sql = "SELECT run, case_id, error_type, op, note, author, created_at FROM annotations"
+        rows = (
+            self.conn.execute(sql + " ORDER BY id").fetchall()
+            if run_id is None
+            else self.conn.execute(sql + " WHERE run=? ORDER BY id", (run_id,)).fetchall()
+        )
+        return [Annotation(*row) for row in rows]
+
+    @staticmethod
+    def insert_run_in(conn: sqlite3.Connection, run: Run) -> None:
+        """Insert a run row inside a transaction the caller holds."""
+        conn.execute(
+            "INSERT INTO runs(id, name, system, dataset, conversation, parent_run, status, error,"
+            " config, metadata, created_at, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                run.id,
+                run.name,
+                run.system,
+                run.dataset,
+                run.conversation,
+                run.parent_run,
+                run.status,
+                run.error,
+                dumps_or_none(run.config),
+                dumps_or_none(run.metadata),
+                run.created_at,
+                run.finished_at,
+            ),
+        )
+
+    def finish_run(
+        self, run_id: str, status: str, error: str | None, finished_at: float, metadata: dict | None
+    ) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE runs SET status=?, error=?, finished_at=?, metadata=COALESCE(?, metadata)"
+                " WHERE id=?",
+                (status, error, finished_at, dumps_or_none(metadata), run_id),
+            )
+
+    def delete_run(self, run_id: str) -> None:
+        """Remove a run and everything recorded for it (blobs stay: other runs may share them)."""
+        with self.transaction() as conn:
+            self.delete_run_in(conn, run_id)
+
+    @staticmethod
+    def delete_run_in(conn: sqlite3.Connection, run_id: str) -> None:
+        """Delete a run inside a transaction the caller holds (re-import replaces atomically)."""
+        for table in ("ops", "vars", "edges", "cases", "attributions", "annotations"):
+            conn.execute(f"DELETE FROM {table} WHERE run=?", (run_id,))
+        conn.execute("DELETE FROM runs WHERE id=?", (run_id,))
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def runs(self) -> list[Run]:
+        rows = self.conn.execute(
+            "SELECT id, name, system, dataset, conversation, parent_run, status, error, config,"
+            " metadata, created_at, finished_at FROM runs ORDER BY created_at, id"
+        ).fetchall()
+        return [run_from_row(row) for row in rows]
+
+    def run(self, ref: str) -> Run:
+        """A run by id, or by name (the latest run of that name), or by a unique id prefix."""
+        cols = (
+            "id, name, system, dataset, conversation, parent_run, status, error, config, metadata,"
+            " created_at, finished_at"
+        )
+        row = self.conn.execute(f"SELECT {cols} FROM runs WHERE id=?", (ref,)).fetchone()
+        if row is None:
+            row = self.conn.execute(
+                f"SELECT {cols} FROM runs WHERE name=? ORDER BY created_at DESC LIMIT 1", (ref,)
+            ).fetchone()
+        if row is None:
+            rows = self.conn.execute(
+                f"SELECT {cols} FROM runs WHERE id LIKE ? ESCAPE '\\' LIMIT 2",
+                (ref.replace("%", r"\%").replace("_", r"\_") + "%",),
+            ).fetchall()
+            row = rows[0] if len(rows) == 1 else None
+        if row is None:
+            raise NotFoundError(f"{self.path}: no run {ref!r}")
+        return run_from_row(row)
+
+    def ops(self, run_id: str, where: str = "", params: Iterable[Any] = ()) -> list[Operation]:
+        rows = self.conn.execute(
+            f"SELECT {OP_COLUMNS} FROM ops WHERE run=? {where} ORDER BY seq", (run_id, *params)
+        ).fetchall()
+        return [op_from_row(row) for row in rows]
+
+    def variables(self, run_id: str, where: str = "", params: Iterable[Any] = ()) -> list[VariableVersion]:
+        rows = self.conn.execute(
+            f"SELECT {VAR_COLUMNS} FROM vars WHERE run=? {where} ORDER BY seq", (run_id, *params)
+        ).fetchall()
+        return [var_from_row(row) for row in rows]
+
+    def edges(self, run_id: str, where: str = "", params: Iterable[Any] = ()) -> list[Edge]:
+        rows = self.conn.execute(
+            f"SELECT {EDGE_COLUMNS} FROM edges WHERE run=? {where} ORDER BY rowid", (run_id, *params)
+        ).fetchall()
+        return [edge_from_row(row) for row in rows]
+
+    def cases(self, run_id: str | None = None) -> list[Case]:
+        if run_id is None:
+            rows = self.conn.execute(f"SELECT {CASE_COLUMNS} FROM cases ORDER BY run, rowid").fetchall()
+        else:
+            rows = self.conn.execute(
+                f"SELECT {CASE_COLUMNS} FROM cases WHERE run=? ORDER BY rowid", (run_id,)
+            ).fetchall()
+        return [case_from_row(row) for row in rows]
+
+    def blob_value(self, blob_hash: str | None) -> Any:
+        """The decoded value stored under a content hash (None for a value-less version)."""
+        if blob_hash is None:
+            return None
+        row = self.conn.execute("SELECT encoding, data FROM blobs WHERE hash=?", (blob_hash,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"{self.path}: blob {blob_hash} is missing")
+        return decode_value(row[0], row[1])
+
+    def blob_values(self, hashes: Iterable[str]) -> dict[str, Any]:
+        """Decoded values of many blobs in few round trips."""
+        wanted = list({h for h in hashes if h})
+        out: dict[str, Any] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for h, encoding, data in self.conn.execute(
+                f"SELECT hash, encoding, data FROM blobs WHERE hash IN ({marks})", chunk
+            ):
+                out[h] = decode_value(encoding, data)
+        return out
+
+    def count(self, table: str, run_id: str) -> int:
+        return self.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE run=?", (run_id,)).fetchone()[0]

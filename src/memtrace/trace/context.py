@@ -1,0 +1,39 @@
+"""Where the current run and operation live: contextvars, so asyncio tasks and threads keep them apart.
+
+A thread started without a copied context sees no current run; it falls back to the most recently
+opened run of the process, so recording from a thread pool still lands in the right graph.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .recorder import Recorder
+    from .scope import OpScope
+
+current_run_var: ContextVar[Recorder | None] = ContextVar("memtrace_run", default=None)
+current_op_var: ContextVar[OpScope | None] = ContextVar("memtrace_op", default=None)
+
+#: Runs open in this process, oldest first; the fallback for threads that did not copy a context.
+open_runs: list[Recorder] = []
+
+
+class _Switch:
+    """The global on/off switch; a plain attribute read is the cheapest check there is."""
+
+    enabled = True
+
+
+switch = _Switch()
+
+
+def active_run() -> Recorder | None:
+    """The run that recording goes to right now, or None (then recording is a no-op)."""
+    if not switch.enabled:
+        return None
+    run = current_run_var.get()
+    if run is None and open_runs:
+        return open_runs[-1]
+    return run
