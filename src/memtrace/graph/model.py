@@ -165,6 +165,7 @@ class LineageNode:
     kind: Literal["op", "var"]
     id: str
     depth: int
+    seq: int
 
 
 def var_id(name: str, version: int) -> str:

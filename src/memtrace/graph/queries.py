@@ -58,8 +58,10 @@ class GraphQueries(ABC):
     def has_op(self, op_id: str) -> bool: ...
 
     @abstractmethod
-    def _neighbours(self, kind: str, ids: list[str], direction: Direction) -> dict[str, list[str]]:
-        """For each id, the adjacent node ids one hop up (producers/inputs) or down."""
+    def _neighbours(
+        self, kind: str, ids: list[str], direction: Direction
+    ) -> dict[str, list[tuple[str, int]]]:
+        """For each id, the adjacent nodes (id, seq) one hop up (producers/inputs) or down."""
 
     @abstractmethod
     def versions(self, name: str) -> list[VariableVersion]:
@@ -98,12 +100,12 @@ class GraphQueries(ABC):
         return self._sorted_vars(self._neighbours("op", [self.op(op_id).id], "down").get(op_id, []))
 
     def producers(self, var_id: str) -> list[Operation]:
-        ids = self._neighbours("var", [self.var(var_id).id], "up").get(var_id, [])
-        return sorted((self.op(i) for i in ids), key=lambda o: o.seq)
+        found = self._neighbours("var", [self.var(var_id).id], "up").get(var_id, [])
+        return [self.op(i) for i, _ in sorted(found, key=lambda pair: pair[1])]
 
     def consumers(self, var_id: str) -> list[Operation]:
-        ids = self._neighbours("var", [self.var(var_id).id], "down").get(var_id, [])
-        return sorted((self.op(i) for i in ids), key=lambda o: o.seq)
+        found = self._neighbours("var", [self.var(var_id).id], "down").get(var_id, [])
+        return [self.op(i) for i, _ in sorted(found, key=lambda pair: pair[1])]
 
     def subgraph(self, op_id: str) -> OpSubgraph:
         return OpSubgraph(self.op(op_id), self.inputs(op_id), self.outputs(op_id), self.children(op_id))
@@ -125,8 +127,8 @@ class GraphQueries(ABC):
         producers = self._neighbours("var", [v.id for v in versions], "up")
         entries = []
         for i, version in enumerate(versions):
-            op_ids = producers.get(version.id, [])
-            op = self.op(op_ids[0]) if op_ids else None
+            made_by = sorted(producers.get(version.id, []), key=lambda pair: pair[1])
+            op = self.op(made_by[0][0]) if made_by else None
             change = "delete" if version.deleted else ("create" if i == 0 else "update")
             entries.append(LifecycleEntry(version, op, values.get(version.id), change))
         return entries
@@ -172,8 +174,9 @@ class GraphQueries(ABC):
         raise NotFoundError(f"run {self.run.id}: no operation or variable {node_id!r}")
 
     def _walk(self, node_id: str, direction: Direction, depth: int | None) -> list[LineageNode]:
+        """Breadth-first over var<->op hops; each level in seq order, so results are deterministic."""
         kind = self._kind_of(node_id)
-        seen = {(kind, node_id)}
+        seen = {node_id}
         frontier = [node_id]
         found: list[LineageNode] = []
         level = 0
@@ -181,18 +184,20 @@ class GraphQueries(ABC):
             level += 1
             next_kind = "op" if kind == "var" else "var"
             adjacent = self._neighbours(kind, frontier, direction)
-            frontier = []
-            for ids in adjacent.values():
-                for other in ids:
-                    if (next_kind, other) not in seen:
-                        seen.add((next_kind, other))
-                        frontier.append(other)
-                        found.append(LineageNode(next_kind, other, level))
+            reached: dict[str, int] = {}
+            for pairs in adjacent.values():
+                for other, seq in pairs:
+                    if other not in seen:
+                        reached[other] = seq
+            seen.update(reached)
+            ordered = sorted(reached.items(), key=lambda item: item[1])
+            found.extend(LineageNode(next_kind, other, level, seq) for other, seq in ordered)
+            frontier = [other for other, _ in ordered]
             kind = next_kind
         return found
 
-    def _sorted_vars(self, ids: list[str]) -> list[VariableVersion]:
-        return sorted((self.var(i) for i in ids), key=lambda v: v.seq)
+    def _sorted_vars(self, pairs: list[tuple[str, int]]) -> list[VariableVersion]:
+        return [self.var(i) for i, _ in sorted(pairs, key=lambda pair: pair[1])]
 
 
 class Graph(GraphQueries):
@@ -227,23 +232,26 @@ class Graph(GraphQueries):
         sql = "SELECT 1 FROM ops WHERE run=? AND id=?"
         return self._conn.execute(sql, (self.run.id, op_id)).fetchone() is not None
 
-    def _neighbours(self, kind: str, ids: list[str], direction: Direction) -> dict[str, list[str]]:
+    def _neighbours(
+        self, kind: str, ids: list[str], direction: Direction
+    ) -> dict[str, list[tuple[str, int]]]:
         # var up -> producing ops (role out); var down -> consuming ops (role in);
         # op up -> input vars (role in); op down -> output vars (role out).
         if kind == "var":
-            key, other, role = "var", "op", "out" if direction == "up" else "in"
+            key, other, role, table = "var", "op", "out" if direction == "up" else "in", "ops"
         else:
-            key, other, role = "op", "var", "in" if direction == "up" else "out"
-        out: dict[str, list[str]] = {}
+            key, other, role, table = "op", "var", "in" if direction == "up" else "out", "vars"
+        out: dict[str, list[tuple[str, int]]] = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             sql = (
-                f"SELECT DISTINCT {key}, {other} FROM edges"
-                f" WHERE run=? AND {key} IN ({marks}) AND role=?"
+                f"SELECT DISTINCT e.{key}, e.{other}, n.seq FROM edges e"
+                f" JOIN {table} n ON n.run = e.run AND n.id = e.{other}"
+                f" WHERE e.run=? AND e.{key} IN ({marks}) AND e.role=?"
             )
-            for node, adjacent in self._conn.execute(sql, (self.run.id, *chunk, role)):
-                out.setdefault(node, []).append(adjacent)
+            for node, adjacent, seq in self._conn.execute(sql, (self.run.id, *chunk, role)):
+                out.setdefault(node, []).append((adjacent, seq))
         return out
 
     def versions(self, name: str) -> list[VariableVersion]:
@@ -258,23 +266,22 @@ class Graph(GraphQueries):
     def memory_state_at(self, seq: int | None = None) -> dict[str, VariableVersion]:
         upto = 2**62 if seq is None else seq
         rows = self._conn.execute(
-            f"SELECT {VAR_COLUMNS}, MAX(seq) FROM vars WHERE run=? AND category=? AND seq<=?"
-            " GROUP BY name",
-            (self.run.id, MEMORY_ENTRY, upto),
+            f"SELECT {VAR_COLUMNS}, MAX(seq) FROM vars WHERE run=? AND category='{MEMORY_ENTRY}'"
+            " AND seq<=? GROUP BY name",
+            (self.run.id, upto),
         ).fetchall()
         state = (var_from_row(row[:-1]) for row in rows)
         return {v.name: v for v in sorted(state, key=lambda v: v.seq) if not v.deleted}
 
     def _memory_versions_between(self, after: int, upto: int) -> list[VariableVersion]:
         return self.store.variables(
-            self.run.id, "AND category=? AND seq>? AND seq<=?", (MEMORY_ENTRY, after, upto)
+            self.run.id, f"AND category='{MEMORY_ENTRY}' AND seq>? AND seq<=?", (after, upto)
         )
 
     def _latest_versions_at(self, names: Iterable[str], seq: int) -> dict[str, VariableVersion]:
         out: dict[str, VariableVersion] = {}
         sql = (
-            f"SELECT {VAR_COLUMNS} FROM vars WHERE run=? AND name=? AND seq<=?"
-            " ORDER BY version DESC LIMIT 1"
+            f"SELECT {VAR_COLUMNS} FROM vars WHERE run=? AND name=? AND seq<=? ORDER BY version DESC LIMIT 1"
         )
         for name in names:
             row = self._conn.execute(sql, (self.run.id, name, seq)).fetchone()

@@ -52,7 +52,6 @@ _MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (run, id)
     ) WITHOUT ROWID;
     CREATE INDEX ops_seq ON ops(run, seq);
-    CREATE INDEX ops_category ON ops(run, category, seq);
     CREATE TABLE vars (
         run TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL,
         seq INTEGER NOT NULL, category TEXT NOT NULL, blob TEXT, deleted INTEGER NOT NULL DEFAULT 0,
@@ -60,7 +59,7 @@ _MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (run, id)
     ) WITHOUT ROWID;
     CREATE INDEX vars_name ON vars(run, name, version);
-    CREATE INDEX vars_category ON vars(run, category, seq);
+    CREATE INDEX vars_memory ON vars(run, seq) WHERE category = 'memory_entry';
     CREATE TABLE edges (
         run TEXT NOT NULL, op TEXT NOT NULL, var TEXT NOT NULL, role TEXT NOT NULL,
         source TEXT, metadata TEXT
@@ -101,7 +100,9 @@ class Store:
         self.path = db_path_for(workspace)
         if not self.path.exists():
             if not create:
-                raise WorkspaceError(f"{self.path.parent}: no memtrace workspace here ({DB_FILENAME} missing)")
+                raise WorkspaceError(
+                    f"{self.path.parent}: no memtrace workspace here ({DB_FILENAME} missing)"
+                )
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         try:
@@ -186,9 +187,7 @@ class Store:
         if blobs:
             conn.executemany(f"INSERT OR IGNORE INTO blobs({BLOB_COLUMNS}) VALUES (?,?,?)", blobs)
         if ops:
-            conn.executemany(
-                f"INSERT OR REPLACE INTO ops({OP_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", ops
-            )
+            conn.executemany(f"INSERT OR REPLACE INTO ops({OP_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", ops)
         if variables:
             conn.executemany(
                 f"INSERT OR REPLACE INTO vars({VAR_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -258,8 +257,7 @@ class Store:
     ) -> None:
         with self.transaction() as conn:
             conn.execute(
-                "UPDATE runs SET status=?, error=?, finished_at=?, metadata=COALESCE(?, metadata)"
-                " WHERE id=?",
+                "UPDATE runs SET status=?, error=?, finished_at=?, metadata=COALESCE(?, metadata) WHERE id=?",
                 (status, error, finished_at, dumps_or_none(metadata), run_id),
             )
 

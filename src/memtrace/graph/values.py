@@ -57,11 +57,11 @@ def readable_text(value: Any) -> str:
     if callable(dump):
         try:
             return f"{type(value).__name__}({_json_dumps(dump(mode='json'))})"
-        except Exception:  # noqa: BLE001 - any failure falls back to repr, which always works
+        except Exception:
             pass
     try:
         return repr(value)
-    except Exception as exc:  # noqa: BLE001 - a broken __repr__ must not break recording
+    except Exception as exc:
         return f"<{type(value).__name__} object (repr failed: {exc})>"
 
 

@@ -27,8 +27,7 @@ class GraphView(GraphQueries):
         self.vars: dict[str, VariableVersion] = {v.id: v for v in store.variables(run.id)}
         self.edges: list[Edge] = store.edges(run.id)
         self._adjacent: dict[tuple[str, str], dict[str, list[str]]] = {
-            key: defaultdict(list)
-            for key in (("var", "up"), ("var", "down"), ("op", "up"), ("op", "down"))
+            key: defaultdict(list) for key in (("var", "up"), ("var", "down"), ("op", "up"), ("op", "down"))
         }
         for edge in self.edges:
             if edge.role == "out":
@@ -68,9 +67,12 @@ class GraphView(GraphQueries):
     def has_op(self, op_id: str) -> bool:
         return op_id in self.ops
 
-    def _neighbours(self, kind: str, ids: list[str], direction: Direction) -> dict[str, list[str]]:
+    def _neighbours(
+        self, kind: str, ids: list[str], direction: Direction
+    ) -> dict[str, list[tuple[str, int]]]:
         table = self._adjacent[kind, direction]
-        return {i: table[i] for i in ids if i in table}
+        nodes = self.ops if kind == "var" else self.vars
+        return {i: [(j, nodes[j].seq) for j in table[i] if j in nodes] for i in ids if i in table}
 
     def versions(self, name: str) -> list[VariableVersion]:
         return list(self._versions.get(name, []))

@@ -1,0 +1,148 @@
+"""Cases of an imported smartcomment graph: MemTraceBench annotations, or the graph's own judge ops.
+
+MemTraceBench keeps one annotation per failed question at `data.annotations`. A raw graph has
+no annotations; its questions are found the way the paper's code finds them: every operation
+named `llm-judge` (category `evaluation`) whose subgraph holds nodes of class `query`,
+`prediction`, `golden_answers`, `judge_response` and a float `judge_score`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..errors import FormatError
+from ..model import Annotation, Case
+from ._common import answer_list, unquote
+
+MEMTRACEBENCH_AUTHOR = "memtracebench"
+JUDGE_OP_NAME = "llm-judge"
+JUDGE_CATEGORY = "evaluation"
+_JUDGE_CLASSES = ("judge_score", "query", "prediction", "golden_answers", "judge_response")
+
+
+def _unique(case_id: str, seen: dict[str, int]) -> str:
+    """Case ids are unique per run; a repeated id gets `#2`, `#3` (content-identified nodes repeat)."""
+    count = seen.get(case_id, 0) + 1
+    seen[case_id] = count
+    return case_id if count == 1 else f"{case_id}#{count}"
+
+
+def _check(value: Any, types: tuple[type, ...], where: str, key: str, path: str, required: bool) -> Any:
+    if value is None and not required:
+        return None
+    if not isinstance(value, types) or isinstance(value, bool):
+        expected = " or ".join(t.__name__ for t in types)
+        problem = "is missing" if value is None else f"must be {expected}, not {type(value).__name__}"
+        raise FormatError(path, f"{where}: '{key}' {problem}")
+    return value
+
+
+def annotation_cases(
+    run_id: str, annotations: Sequence[Any], path: str
+) -> tuple[list[Case], list[Annotation]]:
+    """One wrong Case and one Annotation per MemTraceBench annotation (validated first)."""
+    cases: list[Case] = []
+    labels: list[Annotation] = []
+    seen: dict[str, int] = {}
+    now = time.time()
+    for i, raw in enumerate(annotations):
+        where = f"data.annotations[{i}]"
+        if not isinstance(raw, dict):
+            raise FormatError(path, f"{where}: must be an object, not {type(raw).__name__}")
+        query_id = _check(raw.get("query_id"), (str,), where, "query_id", path, True)
+        query = _check(raw.get("query"), (str,), where, "query", path, True)
+        gold = _check(raw.get("golden_answers"), (list, str), where, "golden_answers", path, False)
+        prediction = _check(raw.get("prediction"), (str,), where, "prediction", path, False)
+        prediction_id = _check(raw.get("prediction_id"), (str,), where, "prediction_id", path, False)
+        evidence = _check(raw.get("source_evidence_ids"), (list,), where, "source_evidence_ids", path, False)
+        error_type = _check(raw.get("final_error_type"), (str,), where, "final_error_type", path, False)
+        op_id = _check(raw.get("final_op_id"), (str,), where, "final_op_id", path, False)
+        case_id = _unique(query_id, seen)
+        metadata: dict[str, Any] = {"annotation": raw}
+        if raw.get("golden_answers_id") is not None:
+            metadata["golden_answers_id"] = raw["golden_answers_id"]
+        cases.append(
+            Case(
+                run_id=run_id,
+                id=case_id,
+                question=unquote(query),
+                gold=answer_list(gold),
+                prediction=None if prediction is None else unquote(prediction),
+                prediction_var=prediction_id,
+                verdict="wrong",
+                evidence=[str(e) for e in evidence or []],
+                metadata=metadata,
+            )
+        )
+        labels.append(Annotation(run_id, case_id, error_type, op_id, None, MEMTRACEBENCH_AUTHOR, now))
+    return cases, labels
+
+
+def judged_cases(
+    run_id: str,
+    nodes: Mapping[str, dict[str, Any]],
+    full_names: Mapping[str, str],
+    operations: Sequence[dict[str, Any]],
+    edges_by_op: Mapping[str, list[tuple[str, str]]],
+) -> list[Case]:
+    """Cases read from `llm-judge` operations; incomplete judge subgraphs are skipped, not guessed.
+
+    `nodes` maps full node ids to raw node records, `full_names` full node ids to `class:name`,
+    `edges_by_op` op ids to (source, target) pairs.
+    """
+    latest: dict[str, tuple[int, str]] = {}
+    for node_id, node in nodes.items():
+        name, version = full_names[node_id], node.get("version", 1)
+        if name not in latest or version >= latest[name][0]:
+            latest[name] = (version, node_id)
+    cases: list[Case] = []
+    seen: dict[str, int] = {}
+    for op in operations:
+        if op.get("op_name") != JUDGE_OP_NAME or op.get("category") != JUDGE_CATEGORY:
+            continue
+        found: dict[str, str] = {}
+        for source, target in edges_by_op.get(op["op_id"], []):
+            for node_id in (source, target):
+                class_name = nodes[node_id].get("class_name")
+                if class_name in _JUDGE_CLASSES and class_name not in found:
+                    found[class_name] = node_id
+        if len(found) < len(_JUDGE_CLASSES):
+            continue
+        try:
+            score = float(nodes[found["judge_score"]]["value"])
+        except ValueError:
+            continue
+        query = nodes[found["query"]]
+        query_meta = query.get("metadata") if isinstance(query.get("metadata"), dict) else {}
+        names = query_meta.get("evidence") if isinstance(query_meta.get("evidence"), list) else []
+        evidence = [latest[str(n)][1] for n in names if str(n) in latest]
+        missing = [str(n) for n in names if str(n) not in latest]
+        category = query_meta.get("category")
+        metadata: dict[str, Any] = {
+            "derived_from": JUDGE_OP_NAME,
+            "judge_op": op["op_id"],
+            "golden_answers_id": found["golden_answers"],
+            "judge_response": nodes[found["judge_response"]]["value"],
+        }
+        if query_meta:
+            metadata["query_metadata"] = query_meta
+        if missing:
+            metadata["missing_evidence"] = missing
+        cases.append(
+            Case(
+                run_id=run_id,
+                id=_unique(found["query"], seen),
+                question=unquote(query["value"]),
+                gold=answer_list(nodes[found["golden_answers"]]["value"]),
+                prediction=unquote(nodes[found["prediction"]]["value"]),
+                prediction_var=found["prediction"],
+                verdict="wrong" if score == 0.0 else "correct",
+                score=score,
+                evidence=evidence,
+                category=None if category is None else str(category),
+                metadata=metadata,
+            )
+        )
+    return cases

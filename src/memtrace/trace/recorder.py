@@ -1,0 +1,272 @@
+"""The recorder behind `memtrace.run(...)`: gives out seqs and versions and buffers rows for the store.
+
+Recording only appends tuples to lists; rows reach SQLite in batches (every `flush_every` rows and
+when the run closes). A run that fails or is interrupted keeps what was recorded and is marked
+incomplete with the error text.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import threading
+import time
+import traceback
+import uuid
+import weakref
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..graph.model import MEMORY_ENTRY, RUN_COMPLETE, RUN_INCOMPLETE, RUN_RUNNING, Case, Run
+from ..graph.rows import case_row, dumps_or_none
+from ..graph.store import Store
+from ..graph.values import encode_value
+from .context import current_run_var, open_runs
+
+if TYPE_CHECKING:
+    from .cases import CaseHandle
+    from .memory import MemoryUnit
+    from .scope import OpScope
+
+#: Rows buffered before a flush to SQLite.
+DEFAULT_FLUSH_EVERY = 4096
+
+
+class Recorder:
+    """One recorded run: the run context returned by `memtrace.run(...)`."""
+
+    def __init__(
+        self,
+        workspace: str | Path,
+        *,
+        name: str,
+        system: str | None = None,
+        dataset: str | None = None,
+        conversation: str | None = None,
+        config: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+        parent_run: str | None = None,
+        capture_source: bool = False,
+        flush_every: int = DEFAULT_FLUSH_EVERY,
+        store: Store | None = None,
+    ) -> None:
+        self.store = store if store is not None else Store(workspace)
+        self._owns_store = store is None
+        self.capture_source = capture_source
+        self.flush_every = flush_every
+        self.run = Run(
+            id=uuid.uuid4().hex[:12],
+            name=name,
+            system=system,
+            dataset=dataset,
+            conversation=conversation,
+            parent_run=parent_run,
+            status=RUN_RUNNING,
+            config=dict(config or {}),
+            metadata=dict(metadata or {}),
+            created_at=time.time(),
+        )
+        self.store.insert_run(self.run)
+        self.id = self.run.id
+        self.next_seq = itertools.count(1).__next__
+        self._ops: list[tuple] = []
+        self._vars: list[tuple] = []
+        self._edges: list[tuple] = []
+        self._blobs: list[tuple] = []
+        self._cases: dict[str, Case] = {}
+        self._dirty_cases: set[str] = set()
+        self._seen_blobs: set[str] = set()
+        # name -> (latest version, its content hash, its id, deleted?)
+        self._latest: dict[str, tuple[int, str | None, str, bool]] = {}
+        self._by_blob: dict[str, str] = {}
+        self._tracked: dict[int, str] = {}
+        self._open_ops: dict[str, OpScope] = {}
+        self._version_lock = threading.Lock()
+        self._flush_lock = threading.Lock()
+        self._pending = 0
+        self._token: Any = None
+        self._closed = False
+        _live_recorders.add(self)
+
+    # -- recording primitives (used by OpScope, MemoryUnit, CaseHandle) -----------------------
+
+    def blob_for(self, value: Any) -> str:
+        """Content-address a value and buffer its blob the first time this hash is seen."""
+        digest, encoding, data = encode_value(value)
+        if digest not in self._seen_blobs:
+            self._seen_blobs.add(digest)
+            self._blobs.append((digest, encoding, data))
+        return digest
+
+    def new_version(
+        self,
+        name: str,
+        blob: str | None,
+        category: str,
+        *,
+        deleted: bool = False,
+        metadata: dict[str, Any] | None = None,
+    ) -> str:
+        """Write the next version of variable `name` and return its id (`name@version`)."""
+        with self._version_lock:
+            latest = self._latest.get(name)
+            version = 1 if latest is None else latest[0] + 1
+            var_id = f"{name}@{version}"
+            self._latest[name] = (version, blob, var_id, deleted)
+            if blob is not None:
+                self._by_blob[blob] = var_id
+            seq = self.next_seq()
+        self._vars.append(
+            (
+                self.id,
+                var_id,
+                name,
+                version,
+                seq,
+                category,
+                blob,
+                int(deleted),
+                time.time(),
+                dumps_or_none(metadata),
+            )
+        )
+        self._count_rows(2)
+        return var_id
+
+    def latest(self, name: str) -> tuple[int, str | None, str, bool] | None:
+        """(version, content hash, id, deleted) of a variable's latest version, or None."""
+        return self._latest.get(name)
+
+    def version_with_content(self, blob: str) -> str | None:
+        """The latest variable version recorded with this exact content, if any."""
+        return self._by_blob.get(blob)
+
+    def edge(self, op_id: str, var_id: str, role: str) -> None:
+        self._edges.append((self.id, op_id, var_id, role, None, None))
+
+    def op_finished(self, row: tuple) -> None:
+        self._ops.append(row)
+        self._count_rows(1)
+
+    def track(self, obj: object, name: str) -> None:
+        """Remember which variable an object is, so `op.mutated(obj)` needs no name."""
+        self._tracked[id(obj)] = name
+
+    def tracked_name(self, obj: object) -> str | None:
+        return self._tracked.get(id(obj))
+
+    def _count_rows(self, n: int) -> None:
+        self._pending += n
+        if self._pending >= self.flush_every:
+            self.flush()
+
+    # -- public API ---------------------------------------------------------------------------
+
+    def memory(self, unit_id: str) -> MemoryUnit:
+        """A handle on memory unit `unit_id`: `.create(value, by=op)`, `.update(...)`, `.delete(...)`."""
+        from .memory import MemoryUnit
+
+        return MemoryUnit(self, unit_id)
+
+    def case(
+        self,
+        question: str,
+        *,
+        gold: list[str] | str | None = None,
+        evidence: list[str] | None = None,
+        category: str | None = None,
+        id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> CaseHandle:
+        """Register a question of this run; predict and judge it through the returned handle."""
+        from .cases import CaseHandle
+
+        case_id = id or f"q{len(self._cases) + 1}"
+        golds = [gold] if isinstance(gold, str) else list(gold or [])
+        case = Case(
+            run_id=self.id,
+            id=case_id,
+            question=question,
+            gold=golds,
+            evidence=list(evidence or []),
+            category=category,
+            metadata=dict(metadata or {}),
+        )
+        self._cases[case_id] = case
+        self.mark_case_dirty(case_id)
+        return CaseHandle(self, case)
+
+    def mark_case_dirty(self, case_id: str) -> None:
+        self._dirty_cases.add(case_id)
+
+    def flush(self) -> None:
+        """Write buffered rows to the store in one transaction."""
+        with self._flush_lock:
+            ops, self._ops = self._ops, []
+            variables, self._vars = self._vars, []
+            edges, self._edges = self._edges, []
+            blobs, self._blobs = self._blobs, []
+            dirty, self._dirty_cases = self._dirty_cases, set()
+            self._pending = 0
+            cases = [case_row(self._cases[c]) for c in dirty]
+            if ops or variables or edges or blobs or cases:
+                self.store.write_batch(ops=ops, variables=variables, edges=edges, blobs=blobs, cases=cases)
+
+    def close(self, error: BaseException | None = None) -> None:
+        """Flush everything and mark the run complete, or incomplete with the error text."""
+        if self._closed:
+            return
+        self._closed = True
+        for scope in list(self._open_ops.values()):
+            scope.abandon("run closed while the operation was still open")
+        status, text = RUN_COMPLETE, None
+        if error is not None:
+            status = RUN_INCOMPLETE
+            if isinstance(error, KeyboardInterrupt):
+                text = "interrupted (KeyboardInterrupt)"
+            else:
+                text = "".join(traceback.format_exception_only(type(error), error)).strip()
+        self.run.status, self.run.error = status, text
+        self.run.finished_at = time.time()
+        try:
+            self.flush()
+        finally:
+            self.store.finish_run(self.id, status, text, self.run.finished_at, self.run.metadata)
+            if self in open_runs:
+                open_runs.remove(self)
+            _live_recorders.discard(self)
+            if self._owns_store:
+                self.store.close()
+
+    def __enter__(self) -> Recorder:
+        self._token = current_run_var.set(self)
+        open_runs.append(self)
+        return self
+
+    def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: object) -> None:
+        try:
+            self.close(exc)
+        finally:
+            if self._token is not None:
+                current_run_var.reset(self._token)
+                self._token = None
+
+    def __repr__(self) -> str:
+        return f"<memtrace run {self.id} {self.run.name!r} system={self.run.system!r}>"
+
+    @property
+    def memory_category(self) -> str:
+        return MEMORY_ENTRY
+
+
+_live_recorders: weakref.WeakSet[Recorder] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_abandoned_runs() -> None:
+    """A process that exits with runs still open keeps their data and marks them incomplete."""
+    for recorder in list(_live_recorders):
+        try:
+            recorder.close(RuntimeError("process exited before the run was closed"))
+        except Exception as exc:
+            print(f"memtrace: could not close run {recorder.id}: {exc}")

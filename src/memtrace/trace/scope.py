@@ -1,0 +1,176 @@
+"""Operation scopes: `with memtrace.op(name, category=...) as op:` records one step of a pipeline.
+
+An operation takes its seq when it starts and nests inside the operation that is current then
+(contextvars), like a span. The no-op scope handed out when nothing records costs almost nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from typing import TYPE_CHECKING, Any
+
+from ..graph.rows import dumps_or_none
+from .context import current_op_var
+
+if TYPE_CHECKING:
+    from .recorder import Recorder
+
+
+class OpScope:
+    """One recorded operation; inputs, outputs and mutations become variable versions and edges."""
+
+    __slots__ = (
+        "_token",
+        "category",
+        "ended",
+        "id",
+        "metadata",
+        "name",
+        "parent_id",
+        "recorder",
+        "seq",
+        "started_at",
+    )
+
+    def __init__(self, recorder: Recorder, name: str, category: str, metadata: dict[str, Any]) -> None:
+        self.recorder = recorder
+        self.name = name
+        self.category = category
+        self.metadata = metadata
+        self.ended = False
+
+    def __enter__(self) -> OpScope:
+        recorder = self.recorder
+        self.seq = recorder.next_seq()
+        self.id = f"{self.name}#{self.seq}"
+        parent = current_op_var.get()
+        self.parent_id = parent.id if parent is not None and parent.recorder is recorder else None
+        self.started_at = time.time()
+        if recorder.capture_source:
+            frame = sys._getframe(1)
+            self.metadata["source"] = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        self._token = current_op_var.set(self)
+        recorder._open_ops[self.id] = self
+        return self
+
+    def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: object) -> None:
+        current_op_var.reset(self._token)
+        if exc is None:
+            self._finish("ok")
+        else:
+            self.metadata["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            self._finish("error")
+
+    def _finish(self, status: str) -> None:
+        if self.ended:
+            return
+        self.ended = True
+        recorder = self.recorder
+        recorder._open_ops.pop(self.id, None)
+        recorder.op_finished(
+            (
+                recorder.id,
+                self.id,
+                self.seq,
+                self.parent_id,
+                self.name,
+                self.category,
+                self.started_at,
+                time.time(),
+                status,
+                dumps_or_none(self.metadata),
+            )
+        )
+
+    def abandon(self, reason: str) -> None:
+        """Record an operation that never finished (its run closed first)."""
+        self.metadata["error"] = reason
+        self._finish("unfinished")
+
+    def input(self, name: str, value: Any, category: str = "value", **metadata: Any) -> str:
+        """Record that this operation read `value` as variable `name`; returns the version id.
+
+        The latest version is reused when its content is identical, so a value read many times is one node.
+        """
+        recorder = self.recorder
+        blob = recorder.blob_for(value)
+        latest = recorder.latest(name)
+        if latest is not None and latest[1] == blob and not latest[3]:
+            var_id = latest[2]
+        else:
+            var_id = recorder.new_version(name, blob, category, metadata=metadata or None)
+        recorder.edge(self.id, var_id, "in")
+        return var_id
+
+    def use(self, var_id: str) -> str:
+        """Record that this operation read an existing variable version (an id returned earlier)."""
+        self.recorder.edge(self.id, var_id, "in")
+        return var_id
+
+    def output(self, name: str, value: Any, category: str = "value", **metadata: Any) -> str:
+        """Record that this operation wrote `value` as a new version of variable `name`."""
+        recorder = self.recorder
+        var_id = recorder.new_version(name, recorder.blob_for(value), category, metadata=metadata or None)
+        recorder.edge(self.id, var_id, "out")
+        return var_id
+
+    def mutated(self, obj: Any, name: str | None = None, category: str = "value") -> str:
+        """Record an in-place change of a Python object as a new version of its variable.
+
+        The previous version becomes an input, so lineage runs through the mutation.
+        """
+        recorder = self.recorder
+        name = name or recorder.tracked_name(obj)
+        if name is None:
+            raise ValueError(
+                "op.mutated(obj) needs a name: pass name=... or register the object with memtrace.track()"
+            )
+        recorder.track(obj, name)
+        previous = recorder.latest(name)
+        if previous is not None and not previous[3]:
+            recorder.edge(self.id, previous[2], "in")
+        var_id = recorder.new_version(name, recorder.blob_for(obj), category, metadata={"mutation": True})
+        recorder.edge(self.id, var_id, "out")
+        return var_id
+
+    def set(self, **metadata: Any) -> None:
+        """Attach metadata (settings, scores, counts) to the operation."""
+        self.metadata.update(metadata)
+
+    def __repr__(self) -> str:
+        return f"<memtrace op {getattr(self, 'id', self.name)} category={self.category!r}>"
+
+
+class NoopOp:
+    """What `memtrace.op(...)` returns when nothing records: every method does nothing, fast."""
+
+    __slots__ = ()
+    id = None
+    name = None
+    category = None
+
+    def __enter__(self) -> NoopOp:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def input(self, name: str, value: Any, category: str = "value", **metadata: Any) -> None:
+        return None
+
+    def use(self, var_id: str) -> None:
+        return None
+
+    def output(self, name: str, value: Any, category: str = "value", **metadata: Any) -> None:
+        return None
+
+    def mutated(self, obj: Any, name: str | None = None, category: str = "value") -> None:
+        return None
+
+    def set(self, **metadata: Any) -> None:
+        return None
+
+
+NOOP_OP = NoopOp()
