@@ -29,7 +29,7 @@ venv: $(VENV)/.installed
 
 demo: venv
 	rm -rf $(WORKSPACE)
-	$(PY) -m memtrace.demo $(WORKSPACE)
+	$(VENV)/bin/memtrace demo $(WORKSPACE)
 	$(VENV)/bin/memtrace inspect $(WORKSPACE)
 
 test: venv

@@ -104,9 +104,12 @@ def test_mutation_without_a_name_explains_itself(workspace: Path) -> None:
 
 
 def test_nested_operations_record_their_parent(workspace: Path) -> None:
-    with mt.run(workspace, name="r"), mt.op("extract_facts", category="extraction") as outer:
-        with mt.op("llm.chat", category="llm") as inner:
-            pass
+    with (
+        mt.run(workspace, name="r"),
+        mt.op("extract_facts", category="extraction") as outer,
+        mt.op("llm.chat", category="llm") as inner,
+    ):
+        pass
     graph = mt.open(workspace).graph("r")
     assert graph.op(inner.id).parent_op == outer.id
     assert [o.id for o in graph.children(outer.id)] == [inner.id]

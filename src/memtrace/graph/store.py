@@ -100,9 +100,7 @@ class Store:
         self.path = db_path_for(workspace)
         if not self.path.exists():
             if not create:
-                raise WorkspaceError(
-                    f"{self.path.parent}: no memtrace workspace here ({DB_FILENAME} missing)"
-                )
+                raise WorkspaceError(f"{self.path.parent}: not a memtrace workspace (no {DB_FILENAME})")
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         try:
@@ -196,8 +194,13 @@ class Store:
         if edges:
             conn.executemany(f"INSERT INTO edges({EDGE_COLUMNS}) VALUES (?,?,?,?,?,?)", edges)
         if cases:
+            # An upsert keeps the row (and so the order cases were asked in) when a case is updated.
             conn.executemany(
-                f"INSERT OR REPLACE INTO cases({CASE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO cases({CASE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+                " ON CONFLICT(run, id) DO UPDATE SET question=excluded.question, gold=excluded.gold,"
+                " prediction=excluded.prediction, prediction_var=excluded.prediction_var,"
+                " verdict=excluded.verdict, score=excluded.score, evidence=excluded.evidence,"
+                " category=excluded.category, metadata=excluded.metadata",
                 cases,
             )
 

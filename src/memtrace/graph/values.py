@@ -28,7 +28,7 @@ def encode_value(value: Any) -> tuple[str, str, bytes]:
     """Encode a value for storage and return (content hash, encoding, payload bytes)."""
     if type(value) is str:
         encoding, data = TEXT, value.encode("utf-8", "surrogatepass")
-    elif isinstance(value, (dict, list, tuple) + _JSON_SCALARS):
+    elif isinstance(value, (dict, list, tuple, *_JSON_SCALARS)):
         try:
             encoding, data = JSON, _json_dumps(value).encode("utf-8", "surrogatepass")
         except (TypeError, ValueError):

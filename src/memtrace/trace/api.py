@@ -11,14 +11,11 @@ import functools
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import Any, overload
 
 from .context import active_run, current_op_var, current_run_var, open_runs, switch
 from .recorder import Recorder
 from .scope import NOOP_OP, NoopOp, OpScope
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
 def run(
@@ -60,14 +57,14 @@ def op(name: str, category: str = "operation", **metadata: Any) -> OpScope | Noo
 
 
 @overload
-def traced(fn: Callable[P, R]) -> Callable[P, R]: ...
+def traced[**P, R](fn: Callable[P, R]) -> Callable[P, R]: ...
 @overload
-def traced(
+def traced[**P, R](
     *, name: str | None = None, category: str = "operation", output: str | None = None
 ) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
 
 
-def traced(
+def traced[**P, R](
     fn: Callable[P, R] | None = None,
     *,
     name: str | None = None,
@@ -80,7 +77,7 @@ def traced(
     is linked to that version instead of being stored again, so data flow appears without extra code.
     """
 
-    def decorate(func: Callable[P, R]) -> Callable[P, R]:
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         op_name = name or func.__qualname__.rsplit("<locals>.", 1)[-1]
         out_name = output or f"{op_name}.return"
         params = [
@@ -167,7 +164,7 @@ def is_enabled() -> bool:
     return switch.enabled
 
 
-def propagate(fn: Callable[P, R]) -> Callable[P, R]:
+def propagate[**P, R](fn: Callable[P, R]) -> Callable[P, R]:
     """Bind `fn` to a copy of the current context so a worker thread records under the current op."""
     context = contextvars.copy_context()
 

@@ -28,6 +28,14 @@ class MemoryUnit:
         return latest is not None and not latest[3]
 
     @property
+    def latest_id(self) -> str:
+        """The id of the unit's latest version (to record that an operation read it)."""
+        latest = self.recorder.latest(self.unit_id)
+        if latest is None:
+            raise ValueError(f"memory unit {self.unit_id!r} was never created")
+        return latest[2]
+
+    @property
     def version(self) -> int:
         latest = self.recorder.latest(self.unit_id)
         return 0 if latest is None else latest[0]

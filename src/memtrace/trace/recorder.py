@@ -74,7 +74,7 @@ class Recorder:
         self._edges: list[tuple] = []
         self._blobs: list[tuple] = []
         self._cases: dict[str, Case] = {}
-        self._dirty_cases: set[str] = set()
+        self._dirty_cases: dict[str, None] = {}
         self._seen_blobs: set[str] = set()
         # name -> (latest version, its content hash, its id, deleted?)
         self._latest: dict[str, tuple[int, str | None, str, bool]] = {}
@@ -197,7 +197,7 @@ class Recorder:
         return CaseHandle(self, case)
 
     def mark_case_dirty(self, case_id: str) -> None:
-        self._dirty_cases.add(case_id)
+        self._dirty_cases[case_id] = None
 
     def flush(self) -> None:
         """Write buffered rows to the store in one transaction."""
@@ -206,7 +206,7 @@ class Recorder:
             variables, self._vars = self._vars, []
             edges, self._edges = self._edges, []
             blobs, self._blobs = self._blobs, []
-            dirty, self._dirty_cases = self._dirty_cases, set()
+            dirty, self._dirty_cases = self._dirty_cases, {}
             self._pending = 0
             cases = [case_row(self._cases[c]) for c in dirty]
             if ops or variables or edges or blobs or cases:

@@ -1,0 +1,194 @@
+"""The `memtrace` command line: import, export, inspect, demo, version.
+
+Every command prints rich tables and takes `--json` for scripts; expected failures (a corrupt
+file, a missing run) print one line naming the problem and exit with status 1.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from .. import __version__
+from ..graph import MemtraceError, Workspace
+from . import render
+
+app = typer.Typer(
+    name="memtrace",
+    help="Explain, prove and fix the wrong answers of LLM memory systems.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+errors = Console(stderr=True)
+
+WorkspaceOption = Annotated[Path, typer.Option("--workspace", "-w", help="Workspace folder (memtrace.db).")]
+JsonOption = Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON here.")]
+
+
+def main() -> None:
+    """Console entry point: expected errors become one line, not a traceback."""
+    try:
+        app()
+    except MemtraceError as exc:
+        errors.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(1)
+
+
+def write_json(path: Path | None, payload: Any) -> None:
+    if path is not None:
+        path.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
+        console.print(f"wrote {path}")
+
+
+@app.command()
+def version() -> None:
+    """Print the memtrace version."""
+    console.print(f"memtrace {__version__}")
+
+
+@app.command("import")
+def import_(
+    source: Annotated[
+        Path, typer.Argument(help="A smartcomment .json, a .jsonl(.gz), or a MemTraceBench dir.")
+    ],
+    workspace: WorkspaceOption,
+    name: Annotated[str | None, typer.Option(help="Run name (single files only).")] = None,
+    system: Annotated[str | None, typer.Option(help="System name to record (single files only).")] = None,
+    split: Annotated[
+        list[str] | None, typer.Option(help="MemTraceBench splits to load (default all).")
+    ] = None,
+    json_out: JsonOption = None,
+) -> None:
+    """Import graphs into a workspace; a bad file is reported and nothing is written."""
+    from ..graph.io import import_jsonl, import_smartcomment, load_memtracebench
+
+    if not source.exists():
+        raise MemtraceError(f"{source}: no such file or directory")
+    with Workspace(workspace, create=True) as ws:
+        if source.is_dir():
+            with _progress() as progress:
+                task = progress.add_task("importing", total=None)
+
+                def advance(done: int, total: int, label: str = "") -> None:
+                    progress.update(task, completed=done, total=total, description=f"importing {label}")
+
+                runs = load_memtracebench(ws.store, source, splits=split, progress=advance)
+        elif source.name.endswith((".jsonl", ".jsonl.gz")):
+            runs = [import_jsonl(ws.store, source)]
+        else:
+            runs = [import_smartcomment(ws.store, source, name=name, system=system)]
+        ids = {run.id for run in runs}
+        summaries = [row for row in render.run_summaries(ws) if row["id"] in ids]
+    console.print(render.runs_table(summaries, f"Imported {len(runs)} run(s) into {workspace}"))
+    write_json(json_out, summaries)
+
+
+@app.command()
+def export(
+    run: Annotated[str, typer.Argument(help="Run id, name or id prefix.")],
+    workspace: WorkspaceOption,
+    format: Annotated[str, typer.Option("--format", "-f", help="smartcomment or jsonl.")] = "smartcomment",
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Output file (default: <run>.<ext>).")
+    ] = None,
+) -> None:
+    """Export one run as smartcomment JSON (MemTraceBench format) or native JSONL."""
+    from ..graph.io import write_jsonl, write_smartcomment
+
+    if format not in ("smartcomment", "jsonl"):
+        raise MemtraceError(f"unknown export format {format!r} (choose smartcomment or jsonl)")
+    with Workspace(workspace) as ws:
+        record = ws.run(run)
+        target = out or Path(f"{record.name}.{'json' if format == 'smartcomment' else 'jsonl'}")
+        if format == "smartcomment":
+            write_smartcomment(ws.store, record.id, target)
+        else:
+            write_jsonl(ws.store, record.id, target)
+    console.print(f"exported run {record.id} ({record.name}) as {format} to {target}")
+
+
+@app.command()
+def inspect(
+    workspace: Annotated[Path, typer.Argument(help="Workspace folder.")],
+    run: Annotated[str | None, typer.Argument(help="A run to look into (id, name or prefix).")] = None,
+    units: Annotated[int, typer.Option(help="Memory units to list at most.")] = 30,
+    json_out: JsonOption = None,
+) -> None:
+    """Runs in a workspace; with RUN, its operations by category, memory units and cases."""
+    with Workspace(workspace) as ws:
+        summaries = render.run_summaries(ws)
+        if run is None:
+            console.print(render.runs_table(summaries, f"Runs in {workspace}"))
+            for summary in summaries[:3]:
+                _print_run(ws, summary["id"], units)
+            if len(summaries) > 3:
+                console.print(f"({len(summaries) - 3} more runs: memtrace inspect {workspace} RUN)")
+            write_json(json_out, summaries)
+            return
+        payload = _print_run(ws, ws.run(run).id, units)
+        write_json(json_out, payload)
+
+
+def _print_run(ws: Workspace, run_id: str, unit_limit: int) -> dict[str, Any]:
+    graph = ws.graph(run_id)
+    console.rule(render.run_header(graph.run))
+    operations = render.operations_summary(graph)
+    console.print(render.operations_table(operations))
+    all_units = graph.memory_units()
+    units = render.units_summary(graph, unit_limit)
+    if units:
+        console.print(render.units_table(units, len(all_units)))
+    cases = ws.cases(run_id)
+    if cases:
+        console.print(render.cases_table(cases))
+    return {
+        "run": graph.run.id,
+        "operations": operations,
+        "memory_units": units,
+        "cases": [
+            {
+                "id": c.id,
+                "question": c.question,
+                "gold": c.gold,
+                "prediction": c.prediction,
+                "verdict": c.verdict,
+            }
+            for c in cases
+        ],
+    }
+
+
+@app.command()
+def demo(
+    workspace: Annotated[Path, typer.Argument(help="Workspace folder to record into.")] = Path(
+        "demo-workspace"
+    ),
+) -> None:
+    """Record the built-in example pipeline into a workspace."""
+    from .demo import record_demo
+
+    run_id = record_demo(workspace)
+    console.print(f"recorded run {run_id} into {workspace}")
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+
+
+if __name__ == "__main__":
+    main()

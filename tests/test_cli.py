@@ -1,0 +1,72 @@
+"""The command line, run as a user runs it: the installed `memtrace` entry point in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import memtrace as mt
+
+MEMTRACE = Path(sys.executable).with_name("memtrace")
+
+
+def memtrace(*args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    result = subprocess.run(
+        [str(MEMTRACE), *map(str, args)], capture_output=True, text=True, env=env, timeout=120
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"memtrace {args} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+        )
+    return result
+
+
+def test_version() -> None:
+    assert memtrace("version").stdout.strip() == f"memtrace {mt.__version__}"
+
+
+def test_demo_then_inspect_shows_runs_operations_units_and_cases(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    memtrace("demo", ws)
+    out = memtrace("inspect", ws, "--json", tmp_path / "runs.json").stdout
+    assert "Runs in" in out and "Operations by category" in out
+    assert "Memory units by lifecycle" in out and "Cases" in out
+    runs = json.loads((tmp_path / "runs.json").read_text())
+    (run,) = runs
+    assert run["status"] == "complete" and run["cases"] == 4 and run["failed"] >= 1
+    detail = memtrace("inspect", ws, "demo", "--json", tmp_path / "run.json")
+    assert "update_memory_decision" in detail.stdout
+    payload = json.loads((tmp_path / "run.json").read_text())
+    assert {u["state"] for u in payload["memory_units"]} == {"live", "deleted"}
+    categories = {o["category"] for o in payload["operations"]}
+    assert {"extraction", "update", "retrieval", "response"} <= categories
+
+
+def test_inspect_of_a_missing_workspace_is_one_clear_line(tmp_path: Path) -> None:
+    result = memtrace("inspect", tmp_path / "nothing-here", check=False)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "not a memtrace workspace" in lines[0]
+
+
+def test_inspect_of_an_unknown_run(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    memtrace("demo", ws)
+    result = memtrace("inspect", ws, "no-such-run", check=False)
+    assert result.returncode == 1 and "no run 'no-such-run'" in result.stderr
+
+
+def test_inspect_marks_incomplete_runs_with_their_error(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    try:
+        with mt.run(ws, name="crashed"), mt.op("extract_facts", category="extraction") as op:
+            op.output("facts", ["kept"])
+            raise ConnectionError("LLM endpoint unreachable")
+    except ConnectionError:
+        pass
+    out = memtrace("inspect", ws).stdout
+    assert "incomplete" in out and "LLM endpoint unreachable" in out

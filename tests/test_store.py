@@ -1,0 +1,70 @@
+"""The workspace database: schema creation and migration, WAL, and clear errors on bad files."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import memtrace as mt
+from memtrace.graph import Store, WorkspaceError
+from memtrace.graph.store import SCHEMA_VERSION
+
+
+def test_new_workspace_is_a_wal_database_at_the_current_schema(workspace: Path) -> None:
+    store = Store(workspace)
+    assert (workspace / "memtrace.db").exists()
+    assert store.schema_version == SCHEMA_VERSION
+    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"runs", "ops", "vars", "edges", "blobs", "cases", "attributions", "annotations"} <= tables
+
+
+def test_opening_twice_does_not_migrate_again(workspace: Path, small_run: str) -> None:
+    Store(workspace).close()
+    assert mt.open(workspace).graph(small_run).var("mem-1@2").name == "mem-1"
+
+
+def test_a_newer_schema_is_refused_without_touching_it(workspace: Path) -> None:
+    store = Store(workspace)
+    store.conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    store.close()
+    with pytest.raises(WorkspaceError, match="schema version 99 is newer"):
+        Store(workspace)
+    raw = sqlite3.connect(workspace / "memtrace.db")
+    assert raw.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "99"
+
+
+def test_a_corrupt_database_gives_one_line_naming_the_file(workspace: Path) -> None:
+    workspace.mkdir()
+    (workspace / "memtrace.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(WorkspaceError) as info:
+        Store(workspace)
+    message = str(info.value)
+    assert "memtrace.db" in message and "\n" not in message
+
+
+def test_opening_a_missing_workspace_for_reading_says_so(tmp_path: Path) -> None:
+    with pytest.raises(WorkspaceError, match="not a memtrace workspace"):
+        mt.open(tmp_path / "nowhere")
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_runs_resolve_by_id_name_and_prefix(workspace: Path, small_run: str) -> None:
+    ws = mt.open(workspace)
+    assert ws.run(small_run).id == small_run
+    assert ws.run("small").id == small_run
+    assert ws.run(small_run[:6]).id == small_run
+    with pytest.raises(mt.NotFoundError, match="no run"):
+        ws.run("missing")
+
+
+def test_deleting_a_run_removes_its_rows_only(workspace: Path, small_run: str) -> None:
+    from conftest import record_small_pipeline
+
+    other = record_small_pipeline(workspace, name="other")
+    store = mt.open(workspace).store
+    store.delete_run(small_run)
+    assert [r.id for r in store.runs()] == [other]
+    assert store.count("vars", small_run) == 0 and store.count("vars", other) > 0
