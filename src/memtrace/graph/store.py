@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import NotFoundError, WorkspaceError
+from .journal import ingest_journals
 from .model import Annotation, Case, Edge, Operation, Run, VariableVersion
 from .rows import (
     case_from_row,
@@ -79,6 +80,7 @@ _MIGRATIONS: dict[int, str] = {
         created_at REAL,
         UNIQUE (run, case_id, method, settings_key)
     );
+    CREATE TABLE journal_state (run TEXT PRIMARY KEY, offset INTEGER NOT NULL);
     CREATE TABLE annotations (
         id INTEGER PRIMARY KEY, run TEXT NOT NULL, case_id TEXT NOT NULL, error_type TEXT,
         op TEXT, note TEXT, author TEXT, created_at REAL
@@ -96,7 +98,7 @@ def db_path_for(workspace: str | Path) -> Path:
 class Store:
     """A connection to one workspace database, safe to share between threads (writes serialised)."""
 
-    def __init__(self, workspace: str | Path, *, create: bool = True) -> None:
+    def __init__(self, workspace: str | Path, *, create: bool = True, ingest: bool = True) -> None:
         self.path = db_path_for(workspace)
         if not self.path.exists():
             if not create:
@@ -111,6 +113,8 @@ class Store:
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=OFF")
             self._migrate()
+            if ingest:
+                ingest_journals(self, self.path.parent)
         except sqlite3.DatabaseError as exc:
             raise WorkspaceError(f"{self.path}: not a readable memtrace database ({exc})") from None
 

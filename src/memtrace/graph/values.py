@@ -20,22 +20,55 @@ COMPRESSED_SUFFIX = "+z"
 COMPRESS_ABOVE = 4096
 
 _json_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=True).encode
+
+
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+# The C encoder built once: json's Python wrapper rebuilds it on every call, which triples the cost.
+_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+if _c_make_encoder is not None:
+    _c_encode = _c_make_encoder(
+        None, _not_json, json.encoder.encode_basestring, None, ":", ",", False, False, True
+    )
+
+    def _fast_json(value: Any) -> str:
+        return "".join(_c_encode(value, 0))
+else:  # pragma: no cover - CPython always has the C accelerator
+    _fast_json = _json_dumps
+
 _blake2b = hashlib.blake2b
 _JSON_SCALARS = (int, float, bool, type(None))
+_PERSON = {name: name.encode() for name in (TEXT, JSON, REPR)}
+
+# Strings cache their hash, so looking one up here is cheaper than hashing its bytes again:
+# a prompt recorded ten thousand times is encoded once.
+_text_cache: dict[str, tuple[str, str, bytes]] = {}
+_TEXT_CACHE_LIMIT = 4096
 
 
 def encode_value(value: Any) -> tuple[str, str, bytes]:
     """Encode a value for storage and return (content hash, encoding, payload bytes)."""
     if type(value) is str:
-        encoding, data = TEXT, value.encode("utf-8", "surrogatepass")
-    elif isinstance(value, (dict, list, tuple, *_JSON_SCALARS)):
+        cached = _text_cache.get(value)
+        if cached is not None:
+            return cached
+        encoded = _finish(TEXT, value.encode("utf-8", "surrogatepass"))
+        if len(_text_cache) >= _TEXT_CACHE_LIMIT:
+            _text_cache.clear()
+        _text_cache[value] = encoded
+        return encoded
+    if isinstance(value, (dict, list, tuple, *_JSON_SCALARS)):
         try:
-            encoding, data = JSON, _json_dumps(value).encode("utf-8", "surrogatepass")
-        except (TypeError, ValueError):
-            encoding, data = REPR, readable_text(value).encode("utf-8", "surrogatepass")
-    else:
-        encoding, data = REPR, readable_text(value).encode("utf-8", "surrogatepass")
-    digest = _blake2b(data, digest_size=16, person=encoding.encode()).hexdigest()
+            return _finish(JSON, _fast_json(value).encode("utf-8", "surrogatepass"))
+        except (TypeError, ValueError, RecursionError):
+            pass
+    return _finish(REPR, readable_text(value).encode("utf-8", "surrogatepass"))
+
+
+def _finish(encoding: str, data: bytes) -> tuple[str, str, bytes]:
+    digest = _blake2b(data, digest_size=16, person=_PERSON[encoding]).hexdigest()
     if len(data) > COMPRESS_ABOVE:
         return digest, encoding + COMPRESSED_SUFFIX, zlib.compress(data, 6)
     return digest, encoding, data

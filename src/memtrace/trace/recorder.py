@@ -1,7 +1,8 @@
 """The recorder behind `memtrace.run(...)`: gives out seqs and versions and buffers rows for the store.
 
-Recording only appends tuples to lists; rows reach SQLite in batches (every `flush_every` rows and
-when the run closes). A run that fails or is interrupted keeps what was recorded and is marked
+Recording only appends tuples to lists; batches of rows go to the run's journal file (every
+`flush_every` rows and when the run closes) and reach the SQLite tables the next time the workspace
+is opened (see graph/journal.py). A run that fails or is interrupted keeps what was recorded and is marked
 incomplete with the error text.
 """
 
@@ -17,6 +18,7 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..graph.journal import JournalWriter, journal_path
 from ..graph.model import MEMORY_ENTRY, RUN_COMPLETE, RUN_INCOMPLETE, RUN_RUNNING, Case, Run
 from ..graph.rows import case_row, dumps_or_none
 from ..graph.store import Store
@@ -50,7 +52,7 @@ class Recorder:
         flush_every: int = DEFAULT_FLUSH_EVERY,
         store: Store | None = None,
     ) -> None:
-        self.store = store if store is not None else Store(workspace)
+        self.store = store if store is not None else Store(workspace, ingest=False)
         self._owns_store = store is None
         self.capture_source = capture_source
         self.flush_every = flush_every
@@ -68,6 +70,7 @@ class Recorder:
         )
         self.store.insert_run(self.run)
         self.id = self.run.id
+        self._journal = JournalWriter(journal_path(self.store.path.parent, self.id))
         self.next_seq = itertools.count(1).__next__
         self._ops: list[tuple] = []
         self._vars: list[tuple] = []
@@ -210,7 +213,7 @@ class Recorder:
             self._pending = 0
             cases = [case_row(self._cases[c]) for c in dirty]
             if ops or variables or edges or blobs or cases:
-                self.store.write_batch(ops=ops, variables=variables, edges=edges, blobs=blobs, cases=cases)
+                self._journal.append_rows(ops, variables, edges, blobs, cases)
 
     def close(self, error: BaseException | None = None) -> None:
         """Flush everything and mark the run complete, or incomplete with the error text."""
@@ -231,7 +234,7 @@ class Recorder:
         try:
             self.flush()
         finally:
-            self.store.finish_run(self.id, status, text, self.run.finished_at, self.run.metadata)
+            self._journal.close(status, text, self.run.finished_at, dumps_or_none(self.run.metadata))
             if self in open_runs:
                 open_runs.remove(self)
             _live_recorders.discard(self)
