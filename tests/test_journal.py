@@ -1,4 +1,4 @@
-"""The recording journal: rows reach SQLite on the next open, live runs ingest in parts, dead ones are kept."""
+"""The recording journal: indexed on the next open, ingested in parts while live, kept if a process dies."""
 
 from __future__ import annotations
 
