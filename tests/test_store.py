@@ -61,9 +61,9 @@ def test_runs_resolve_by_id_name_and_prefix(workspace: Path, small_run: str) -> 
 
 
 def test_deleting_a_run_removes_its_rows_only(workspace: Path, small_run: str) -> None:
-    from conftest import record_small_pipeline
-
-    other = record_small_pipeline(workspace, name="other")
+    with mt.run(workspace, name="other") as run, mt.op("a") as op:
+        op.output("x", 1)
+    other = run.id
     store = mt.open(workspace).store
     store.delete_run(small_run)
     assert [r.id for r in store.runs()] == [other]

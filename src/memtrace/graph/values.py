@@ -67,8 +67,13 @@ def encode_value(value: Any) -> tuple[str, str, bytes]:
     return _finish(REPR, readable_text(value).encode("utf-8", "surrogatepass"))
 
 
+def content_hash(encoding: str, data: bytes) -> str:
+    """The content address of an uncompressed payload in a base encoding (text, json or repr)."""
+    return _blake2b(data, digest_size=16, person=_PERSON[encoding]).hexdigest()
+
+
 def _finish(encoding: str, data: bytes) -> tuple[str, str, bytes]:
-    digest = _blake2b(data, digest_size=16, person=_PERSON[encoding]).hexdigest()
+    digest = content_hash(encoding, data)
     if len(data) > COMPRESS_ABOVE:
         return digest, encoding + COMPRESSED_SUFFIX, zlib.compress(data, 6)
     return digest, encoding, data

@@ -1,0 +1,64 @@
+"""Load the MemTraceBench benchmark: `<dir>/<split>/*.json`, one smartcomment graph per file.
+
+Each file becomes one run (system = split name, dataset = the graph's
+`memtracebench_dataset_source`) with its annotations as wrong cases. Every file is validated and
+written in its own transaction, so a broken file stops the load with a FormatError naming it
+while the runs loaded before it stay complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from ..errors import FormatError
+from ..model import Run
+from ..store import Store
+from .smartcomment import import_smartcomment
+
+#: The splits the paper publishes, in its order.
+SPLITS = ("rag", "mem0", "evermemos", "long_context")
+
+Progress = Callable[[int, int, Path], None]
+
+
+def memtracebench_files(
+    directory: str | Path, splits: Iterable[str] | str | None = None
+) -> list[tuple[str, Path]]:
+    """(split, file) pairs to load, sorted; raises FormatError for a missing or empty directory."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise FormatError(root, "no such directory (expected MemTraceBench's <dir>/<split>/*.json)")
+    if isinstance(splits, str):
+        splits = [splits]
+    if splits is None:
+        names = sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.json")))
+        names.sort(key=lambda s: (SPLITS.index(s) if s in SPLITS else len(SPLITS), s))
+    else:
+        names = list(splits)
+        for name in names:
+            if not (root / name).is_dir():
+                raise FormatError(root / name, "no such split directory")
+    files = [(name, path) for name in names for path in sorted((root / name).glob("*.json"))]
+    if not files:
+        raise FormatError(root, "no MemTraceBench graphs found (expected <dir>/<split>/*.json)")
+    return files
+
+
+def load_memtracebench(
+    store: Store,
+    directory: str | Path,
+    splits: Iterable[str] | str | None = None,
+    progress: Progress | None = None,
+) -> list[Run]:
+    """Import every graph of the chosen splits (all present splits by default) and return the runs.
+
+    `progress(done, total, path)` is called after each file. Re-loading replaces the same runs.
+    """
+    files = memtracebench_files(directory, splits)
+    runs: list[Run] = []
+    for done, (split, path) in enumerate(files, start=1):
+        runs.append(import_smartcomment(store, path, system=split, id_hint=path.name))
+        if progress is not None:
+            progress(done, len(files), path)
+    return runs
