@@ -70,3 +70,43 @@ def test_inspect_marks_incomplete_runs_with_their_error(tmp_path: Path) -> None:
         pass
     out = memtrace("inspect", ws).stdout
     assert "incomplete" in out and "LLM endpoint unreachable" in out
+
+
+def test_export_and_import_round_trip_through_both_formats(tmp_path: Path) -> None:
+    ws, other = tmp_path / "ws", tmp_path / "other"
+    memtrace("demo", ws)
+    sc, jl = tmp_path / "demo.json", tmp_path / "demo.jsonl.gz"
+    memtrace("export", "demo", "--workspace", ws, "--format", "smartcomment", "--out", sc)
+    memtrace("export", "demo", "--workspace", ws, "--format", "jsonl", "--out", jl)
+    memtrace("import", sc, "--workspace", other, "--name", "from-smartcomment")
+    memtrace("import", jl, "--workspace", other, "--json", tmp_path / "imported.json")
+    original = mt.open(ws).view("demo")
+    for name in ("from-smartcomment", "demo"):
+        copy = mt.open(other).view(name)
+        assert len(copy.ops) == len(original.ops)
+        # smartcomment stands a placeholder node in for the missing inputs of ingest operations
+        assert set(copy.vars) - {"COMMENT:NONE@1"} == set(original.vars)
+        assert copy.memory_values_at() == original.memory_values_at()
+    assert json.loads((tmp_path / "imported.json").read_text())[0]["cases"] == 4
+
+
+def test_importing_a_corrupt_file_is_one_line_and_leaves_the_workspace_alone(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    memtrace("demo", ws)
+    before = mt.open(ws).runs()
+    broken = tmp_path / "broken.json"
+    good = tmp_path / "good.json"
+    memtrace("export", "demo", "--workspace", ws, "--out", good)
+    broken.write_text(good.read_text()[: len(good.read_text()) // 2])
+    result = memtrace("import", broken, "--workspace", ws, check=False)
+    assert result.returncode == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert str(broken) in line and "JSON" in line
+    assert [r.id for r in mt.open(ws).runs()] == [r.id for r in before]
+
+
+def test_export_rejects_an_unknown_format(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    memtrace("demo", ws)
+    result = memtrace("export", "demo", "--workspace", ws, "--format", "xml", check=False)
+    assert result.returncode == 1 and "unknown export format 'xml'" in result.stderr
