@@ -305,6 +305,8 @@ def _export_native(
         filename, lineno = _site(meta)
         comment = meta.get("comment")
         meta["memtrace"] = {"seq": version.seq}
+        if version.blob and not isinstance(values.get(version.blob), str):
+            meta["memtrace"]["json"] = True  # the string is JSON text: a re-import restores the structure
         nodes.append(
             node_record(
                 name=version.name,

@@ -12,6 +12,7 @@ The whole file is validated into rows first; only then is it written, in one tra
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,7 +114,7 @@ def read_smartcomment(
     blobs: dict[str, tuple[str, str, bytes]] = {}
     for i, node in enumerate(g.nodes):
         node_id = g.node_ids[i]
-        blob = encode_value(node["value"])
+        blob = encode_value(_node_value(node))
         blobs.setdefault(blob[0], blob)
         category = node.get("category") or "variable"
         imported.variables.append(
@@ -255,3 +256,14 @@ def import_smartcomment(
     """Import one smartcomment graph file as a run: validated first, then written atomically."""
     imported = read_smartcomment(path, name=name, system=system, id_hint=id_hint)
     return write_imported(store, imported, replace=replace)
+
+
+def _node_value(node: dict[str, Any]) -> Any:
+    """A node's value; JSON text that memtrace itself exported from a structure becomes it again."""
+    value = node["value"]
+    if memtrace_meta(node).get("json") is True:
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
