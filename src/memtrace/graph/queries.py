@@ -245,8 +245,9 @@ class Graph(GraphQueries):
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
+            # The planner, without statistics, may scan a whole run through the other index.
             sql = (
-                f"SELECT DISTINCT e.{key}, e.{other}, n.seq FROM edges e"
+                f"SELECT DISTINCT e.{key}, e.{other}, n.seq FROM edges e INDEXED BY edges_{key}"
                 f" JOIN {table} n ON n.run = e.run AND n.id = e.{other}"
                 f" WHERE e.run=? AND e.{key} IN ({marks}) AND e.role=?"
             )
@@ -255,10 +256,19 @@ class Graph(GraphQueries):
         return out
 
     def versions(self, name: str) -> list[VariableVersion]:
-        return self.store.variables(self.run.id, "AND name=?", (name,))
+        rows = self._conn.execute(
+            f"SELECT {VAR_COLUMNS} FROM vars INDEXED BY vars_name WHERE run=? AND name=? ORDER BY version",
+            (self.run.id, name),
+        ).fetchall()
+        return [var_from_row(row) for row in rows]
 
     def children(self, op_id: str) -> list[Operation]:
-        return self.store.ops(self.run.id, "AND parent_op=?", (op_id,))
+        rows = self._conn.execute(
+            f"SELECT {OP_COLUMNS} FROM ops INDEXED BY ops_parent"
+            " WHERE run=? AND parent_op=? AND parent_op IS NOT NULL ORDER BY seq",
+            (self.run.id, op_id),
+        ).fetchall()
+        return [op_from_row(row) for row in rows]
 
     def ops_by_category(self, category: str) -> list[Operation]:
         return self.store.ops(self.run.id, "AND category=?", (category,))
@@ -281,7 +291,8 @@ class Graph(GraphQueries):
     def _latest_versions_at(self, names: Iterable[str], seq: int) -> dict[str, VariableVersion]:
         out: dict[str, VariableVersion] = {}
         sql = (
-            f"SELECT {VAR_COLUMNS} FROM vars WHERE run=? AND name=? AND seq<=? ORDER BY version DESC LIMIT 1"
+            f"SELECT {VAR_COLUMNS} FROM vars INDEXED BY vars_name"
+            " WHERE run=? AND name=? AND seq<=? ORDER BY version DESC LIMIT 1"
         )
         for name in names:
             row = self._conn.execute(sql, (self.run.id, name, seq)).fetchone()

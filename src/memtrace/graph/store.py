@@ -53,6 +53,7 @@ _MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (run, id)
     ) WITHOUT ROWID;
     CREATE INDEX ops_seq ON ops(run, seq);
+    CREATE INDEX ops_parent ON ops(run, parent_op) WHERE parent_op IS NOT NULL;
     CREATE TABLE vars (
         run TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL,
         seq INTEGER NOT NULL, category TEXT NOT NULL, blob TEXT, deleted INTEGER NOT NULL DEFAULT 0,
@@ -111,6 +112,8 @@ class Store:
             )
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
+            # Index pages of a million-version run do not fit SQLite's 2 MB default cache.
+            self.conn.execute("PRAGMA cache_size=-65536")
             self.conn.execute("PRAGMA foreign_keys=OFF")
             self._migrate()
             if ingest:

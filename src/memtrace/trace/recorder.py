@@ -128,12 +128,14 @@ class Recorder:
                 seq,
                 category,
                 blob,
-                int(deleted),
-                time.time(),
-                dumps_or_none(metadata),
+                1 if deleted else 0,
+                _now(),
+                dumps_or_none(metadata) if metadata else None,
             )
         )
-        self._count_rows(2)
+        self._pending += 2
+        if self._pending >= self.flush_every:
+            self.flush()
         return var_id
 
     def latest(self, name: str) -> tuple[int, str | None, str, bool] | None:
@@ -149,7 +151,9 @@ class Recorder:
 
     def op_finished(self, row: tuple) -> None:
         self._ops.append(row)
-        self._count_rows(1)
+        self._pending += 1
+        if self._pending >= self.flush_every:
+            self.flush()
 
     def track(self, obj: object, name: str) -> None:
         """Remember which variable an object is, so `op.mutated(obj)` needs no name."""
@@ -157,11 +161,6 @@ class Recorder:
 
     def tracked_name(self, obj: object) -> str | None:
         return self._tracked.get(id(obj))
-
-    def _count_rows(self, n: int) -> None:
-        self._pending += n
-        if self._pending >= self.flush_every:
-            self.flush()
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -205,10 +204,10 @@ class Recorder:
     def flush(self) -> None:
         """Write buffered rows to the store in one transaction."""
         with self._flush_lock:
-            ops, self._ops = self._ops, []
-            variables, self._vars = self._vars, []
-            edges, self._edges = self._edges, []
-            blobs, self._blobs = self._blobs, []
+            # Take a prefix and delete it (each step atomic) rather than swapping lists: another
+            # thread may hold the list it is about to append to.
+            ops, variables = _take(self._ops), _take(self._vars)
+            edges, blobs = _take(self._edges), _take(self._blobs)
             dirty, self._dirty_cases = self._dirty_cases, {}
             self._pending = 0
             cases = [case_row(self._cases[c]) for c in dirty]
@@ -260,6 +259,17 @@ class Recorder:
     @property
     def memory_category(self) -> str:
         return MEMORY_ENTRY
+
+
+_now = time.time
+
+
+def _take(rows: list[tuple]) -> list[tuple]:
+    """Remove and return the rows present now; rows appended meanwhile stay for the next flush."""
+    n = len(rows)
+    taken = rows[:n]
+    del rows[:n]
+    return taken
 
 
 _live_recorders: weakref.WeakSet[Recorder] = weakref.WeakSet()

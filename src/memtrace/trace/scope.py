@@ -96,12 +96,12 @@ class OpScope:
         """
         recorder = self.recorder
         blob = recorder.blob_for(value)
-        latest = recorder.latest(name)
+        latest = recorder._latest.get(name)
         if latest is not None and latest[1] == blob and not latest[3]:
             var_id = latest[2]
         else:
             var_id = recorder.new_version(name, blob, category, metadata=metadata or None)
-        recorder.edge(self.id, var_id, "in")
+        recorder._edges.append((recorder.id, self.id, var_id, "in", None, None))
         return var_id
 
     def use(self, var_id: str) -> str:
@@ -113,7 +113,7 @@ class OpScope:
         """Record that this operation wrote `value` as a new version of variable `name`."""
         recorder = self.recorder
         var_id = recorder.new_version(name, recorder.blob_for(value), category, metadata=metadata or None)
-        recorder.edge(self.id, var_id, "out")
+        recorder._edges.append((recorder.id, self.id, var_id, "out", None, None))
         return var_id
 
     def mutated(self, obj: Any, name: str | None = None, category: str = "value") -> str:
