@@ -68,3 +68,32 @@ def test_a_truncated_last_frame_is_ignored(workspace: Path, small_run: str) -> N
     ws = mt.open(workspace)
     assert ws.run(small_run).status == "complete"
     assert ws.graph(small_run).lifecycle("mem-1")
+
+
+def test_a_damaged_frame_keeps_what_came_before_and_says_where(workspace: Path) -> None:
+    with mt.run(workspace, name="r") as run:
+        run.flush_every = 1
+        with mt.op("a") as op:
+            op.output("x", 1)
+        run.flush()
+        (journal,) = (workspace / JOURNAL_DIR).glob("*.jnl")
+        good = journal.stat().st_size
+        with mt.op("b") as op:
+            op.output("x", 2)
+        run.flush()
+    data = bytearray(journal.read_bytes())
+    data[good + 8 : good + 16] = b"\xff" * 8  # scribble over the next frame's payload
+    journal.write_bytes(bytes(data))
+    ws = mt.open(workspace)
+    recorded = ws.run(run.id)
+    assert recorded.status == "incomplete" and f"damaged at byte {good}" in recorded.error
+    assert ws.graph(run.id).value("x@1") == 1
+    assert list((workspace / JOURNAL_DIR).glob("*.damaged"))
+
+
+def test_indexing_reports_progress(workspace: Path, small_run: str) -> None:
+    from memtrace.graph import Store
+
+    seen: list[tuple[str, int, int]] = []
+    Store(workspace, progress=lambda run, done, total: seen.append((run, done, total)))
+    assert seen and seen[-1][0] == small_run and seen[-1][1] == seen[-1][2]

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memtrace as mt
-from memtrace.graph import GraphQueries, NotFoundError
+from memtrace.graph import GraphQueries, NotFoundError, checkpoints
 
 
 @pytest.fixture(params=["sql", "memory"])
@@ -120,8 +120,12 @@ actions = st.lists(
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(steps=actions)
-def test_sql_and_memory_views_agree(tmp_path_factory: pytest.TempPathFactory, steps: list) -> None:
+@given(steps=actions, every=st.sampled_from([2, 3, 4096]))
+def test_sql_and_memory_views_agree(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, steps: list, every: int
+) -> None:
+    """Also with memory-state checkpoints every few versions, so the SQL side replays from them."""
+    monkeypatch.setattr(checkpoints, "CHECKPOINT_EVERY", every)
     workspace = tmp_path_factory.mktemp("ws")
     with mt.run(workspace, name="random") as run:
         for i, (action, unit, value) in enumerate(steps):

@@ -68,3 +68,32 @@ def test_deleting_a_run_removes_its_rows_only(workspace: Path, small_run: str) -
     store.delete_run(small_run)
     assert [r.id for r in store.runs()] == [other]
     assert store.count("vars", small_run) == 0 and store.count("vars", other) > 0
+
+
+def test_a_version_1_workspace_is_migrated_and_keeps_its_data(workspace: Path) -> None:
+    from memtrace.graph.store import _MIGRATIONS
+    from memtrace.graph.values import encode_value
+
+    workspace.mkdir()
+    raw = sqlite3.connect(workspace / "memtrace.db", isolation_level=None)
+    raw.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    for statement in _MIGRATIONS[1].split(";"):
+        if statement.strip():
+            raw.execute(statement)
+    raw.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    digest, encoding, data = encode_value({"memory": "Caroline moved to Boston"})
+    raw.execute("INSERT INTO blobs VALUES (?, ?, ?)", (digest, encoding, data))
+    raw.close()
+    store = Store(workspace)
+    assert store.schema_version == SCHEMA_VERSION == 2
+    assert store.blob_value(digest) == {"memory": "Caroline moved to Boston"}
+    tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"journal_state", "memory_checkpoints"} <= tables and "blobs_v2" not in tables
+
+
+def test_two_stores_opening_a_new_workspace_at_once_both_succeed(workspace: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        stores = list(pool.map(lambda _: Store(workspace), range(4)))
+    assert {s.schema_version for s in stores} == {SCHEMA_VERSION}

@@ -164,9 +164,12 @@ def test_disabled_or_without_run_records_nothing(workspace: Path) -> None:
             assert f(2) == 3
             with mt.op("a") as op:
                 op.output("x", 1)
+            run.memory("m").create("v", by=op)
+            run.case("q?", gold="a").judge(True)
     finally:
         mt.enable()
-    assert mt.open(workspace).store.count("ops", run.id) == 0
+    assert run.id is None
+    assert not workspace.exists()
 
 
 def test_exception_keeps_recorded_data_and_marks_run_incomplete(workspace: Path) -> None:

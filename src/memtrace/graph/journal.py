@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import fcntl
 import marshal
+import sqlite3
 import struct
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
+from .checkpoints import update_checkpoints
 from .model import RUN_INCOMPLETE
 
 if TYPE_CHECKING:
@@ -27,6 +30,9 @@ SUFFIX = ".jnl"
 _HEADER = struct.Struct("<Q")
 ROWS = "rows"
 CLOSE = "close"
+
+#: Called as progress(run_id, bytes_done, bytes_total) while a journal is indexed.
+IngestProgress = Callable[[str, int, int], None]
 
 
 def journal_path(workspace_dir: Path, run_id: str) -> Path:
@@ -81,79 +87,124 @@ def _writer_alive(path: Path) -> bool:
         return False
 
 
-def _read_frames(path: Path, offset: int) -> tuple[list[tuple], int]:
-    """Complete frames from `offset` on, and the offset after the last complete one."""
-    frames: list[tuple] = []
+def _frames(path: Path, offset: int) -> Iterator[tuple[tuple, int]]:
+    """Complete frames from `offset` on, each with the offset just after it.
+
+    Stops at a frame still being written or cut off by a crash; raises `DamagedJournal` when a
+    complete frame cannot be decoded.
+    """
     with open(path, "rb") as handle:
         handle.seek(offset)
-        data = handle.read()
-    position = 0
-    while position + _HEADER.size <= len(data):
-        (size,) = _HEADER.unpack_from(data, position)
-        end = position + _HEADER.size + size
-        if end > len(data):
-            break  # a frame still being written, or cut off by a crash
-        frames.append(marshal.loads(data[position + _HEADER.size : end]))
-        position = end
-    return frames, offset + position
+        while True:
+            header = handle.read(_HEADER.size)
+            if len(header) < _HEADER.size:
+                return
+            (size,) = _HEADER.unpack(header)
+            payload = handle.read(size)
+            if len(payload) < size:
+                return
+            try:
+                frame = marshal.loads(payload)
+            except (ValueError, EOFError, TypeError) as exc:
+                raise DamagedJournal(offset, str(exc)) from None
+            if not isinstance(frame, tuple) or not frame or frame[0] not in (ROWS, CLOSE):
+                raise DamagedJournal(offset, "unknown frame")
+            offset += _HEADER.size + size
+            yield frame, offset
 
 
-def ingest_journals(store: Store, workspace_dir: Path) -> int:
+class DamagedJournal(Exception):
+    """A journal frame that is complete but unreadable: what follows it is lost."""
+
+    def __init__(self, offset: int, reason: str) -> None:
+        super().__init__(f"journal damaged at byte {offset} ({reason}); later records lost")
+        self.offset = offset
+
+
+def ingest_journals(store: Store, workspace_dir: Path, progress: IngestProgress | None = None) -> int:
     """Move every pending journal frame into the store; returns how many journals were read."""
     directory = workspace_dir / JOURNAL_DIR
     if not directory.is_dir():
         return 0
-    count = 0
-    for path in sorted(directory.glob(f"*{SUFFIX}")):
-        ingest_journal(store, path)
-        count += 1
-    return count
+    paths = sorted(directory.glob(f"*{SUFFIX}"))
+    for path in paths:
+        ingest_journal(store, path, progress)
+    return len(paths)
 
 
-def ingest_journal(store: Store, path: Path) -> None:
-    """Ingest one journal: what is complete now; the whole file and its removal once the run ended."""
+def ingest_journal(store: Store, path: Path, progress: IngestProgress | None = None) -> None:
+    """Ingest one journal frame by frame (one transaction each); finish the run once it has ended."""
     run_id = path.name[: -len(SUFFIX)]
     alive = _writer_alive(path)
     with store.transaction() as conn:
-        row = conn.execute("SELECT offset FROM journal_state WHERE run=?", (run_id,)).fetchone()
-        status = conn.execute("SELECT status FROM runs WHERE id=?", (run_id,)).fetchone()
-        if row is None and (status is None or status[0] != "running"):
-            frames, new_offset = [], 0  # another process ingested it and is about to remove the file
-            alive = False
-        else:
-            offset = row[0] if row else 0
-            try:
-                frames, new_offset = _read_frames(path, offset)
-            except FileNotFoundError:
-                return
-        closed: tuple[Any, ...] | None = None
-        for frame in frames:
-            if frame[0] == ROWS:
-                _, ops, variables, edges, blobs, cases = frame
-                store.insert_rows_in(
-                    conn, ops=ops, variables=variables, edges=edges, blobs=blobs, cases=cases
-                )
-            elif frame[0] == CLOSE:
-                closed = frame
-        finished = closed is not None or not alive
+        offset = _offset(conn, run_id)
+    if offset is None:  # another process ingested it and is about to remove the file
+        path.unlink(missing_ok=True)
+        return
+    try:
+        total = path.stat().st_size
+    except FileNotFoundError:
+        return
+    closed: tuple | None = None
+    damage: str | None = None
+    try:
+        for frame, end in _frames(path, offset):
+            with store.transaction() as conn:
+                if _offset(conn, run_id) != offset:
+                    return  # another process is ingesting this journal concurrently
+                if frame[0] == ROWS:
+                    _, ops, variables, edges, blobs, cases = frame
+                    store.insert_rows_in(
+                        conn, ops=ops, variables=variables, edges=edges, blobs=blobs, cases=cases
+                    )
+                else:
+                    closed = frame
+                _set_offset(conn, run_id, end)
+            offset = end
+            if progress is not None:
+                progress(run_id, end, total)
+    except FileNotFoundError:
+        return
+    except DamagedJournal as exc:
+        damage = str(exc)
+    finished = closed is not None or not alive or damage is not None
+    with store.transaction() as conn:
+        update_checkpoints(conn, run_id)
         if closed is not None:
             _, status, error, finished_at, metadata = closed
             conn.execute(
                 "UPDATE runs SET status=?, error=?, finished_at=?, metadata=COALESCE(?, metadata) WHERE id=?",
                 (status, error, finished_at, metadata, run_id),
             )
-        elif not alive:
+        elif finished:
+            reason = damage or "the recording process ended without closing the run"
             conn.execute(
                 "UPDATE runs SET status=?, error=?, finished_at=? WHERE id=? AND status='running'",
-                (RUN_INCOMPLETE, "the recording process ended without closing the run", time.time(), run_id),
+                (RUN_INCOMPLETE, reason, time.time(), run_id),
             )
         if finished:
             conn.execute("DELETE FROM journal_state WHERE run=?", (run_id,))
-        else:
-            conn.execute(
-                "INSERT INTO journal_state(run, offset) VALUES (?, ?)"
-                " ON CONFLICT(run) DO UPDATE SET offset=excluded.offset",
-                (run_id, new_offset),
-            )
     if finished:
-        path.unlink(missing_ok=True)
+        if damage is not None:
+            path.rename(path.with_suffix(".damaged"))
+        else:
+            path.unlink(missing_ok=True)
+
+
+def _offset(conn: sqlite3.Connection, run_id: str) -> int | None:
+    """How far a journal has been ingested: 0 for a new one, None when its run already finished."""
+    row = conn.execute("SELECT offset FROM journal_state WHERE run=?", (run_id,)).fetchone()
+    if row is not None:
+        return row[0]
+    status = conn.execute("SELECT status FROM runs WHERE id=?", (run_id,)).fetchone()
+    if status is not None and status[0] != "running":
+        return None
+    return 0
+
+
+def _set_offset(conn: sqlite3.Connection, run_id: str, offset: int) -> None:
+    conn.execute(
+        "INSERT INTO journal_state(run, offset) VALUES (?, ?)"
+        " ON CONFLICT(run) DO UPDATE SET offset=excluded.offset",
+        (run_id, offset),
+    )

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .checkpoints import state_rows_at
 from .errors import NotFoundError
 from .model import (
     MEMORY_ENTRY,
@@ -274,14 +275,8 @@ class Graph(GraphQueries):
         return self.store.ops(self.run.id, "AND category=?", (category,))
 
     def memory_state_at(self, seq: int | None = None) -> dict[str, VariableVersion]:
-        upto = 2**62 if seq is None else seq
-        rows = self._conn.execute(
-            f"SELECT {VAR_COLUMNS}, MAX(seq) FROM vars WHERE run=? AND category='{MEMORY_ENTRY}'"
-            " AND seq<=? GROUP BY name",
-            (self.run.id, upto),
-        ).fetchall()
-        state = (var_from_row(row[:-1]) for row in rows)
-        return {v.name: v for v in sorted(state, key=lambda v: v.seq) if not v.deleted}
+        rows = state_rows_at(self._conn, self.run.id, 2**62 if seq is None else seq)
+        return {row[2]: var_from_row(row) for row in rows}
 
     def _memory_versions_between(self, after: int, upto: int) -> list[VariableVersion]:
         return self.store.variables(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from .context import active_run, current_op_var, current_run_var, open_runs, switch
+from .noop import NoopRecorder
 from .recorder import Recorder
 from .scope import NOOP_OP, NoopOp, OpScope
 
@@ -29,8 +30,13 @@ def run(
     metadata: dict[str, Any] | None = None,
     parent_run: str | None = None,
     capture_source: bool = False,
-) -> Recorder:
-    """Open a recorded run in a workspace folder; use it as a context manager."""
+) -> Recorder | NoopRecorder:
+    """Open a recorded run in a workspace folder; use it as a context manager.
+
+    While recording is disabled this returns a `NoopRecorder` and writes nothing at all.
+    """
+    if not switch.enabled:
+        return NoopRecorder()
     return Recorder(
         workspace,
         name=name,

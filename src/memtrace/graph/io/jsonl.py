@@ -21,6 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO, Any
 
+from ..checkpoints import rebuild_checkpoints
 from ..errors import FormatError, WorkspaceError
 from ..model import Annotation, Run
 from ..rows import dumps_or_none, loads_or
@@ -342,6 +343,7 @@ def import_jsonl(store: Store, path: str | Path, *, replace: bool = True) -> Run
             )
             if annotations:
                 store.insert_annotations_in(conn, annotations)
+            rebuild_checkpoints(conn, run.id)
     except sqlite3.IntegrityError as exc:
         raise FormatError(path, f"inconsistent records ({exc})") from None
     return run

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..checkpoints import rebuild_checkpoints
 from ..errors import FormatError, WorkspaceError
 from ..model import MEMORY_ENTRY, RUN_COMPLETE, Annotation, Case, Edge, Operation, Run, VariableVersion
 from ..rows import case_row, edge_row, op_row, var_row
@@ -241,6 +242,7 @@ def write_imported(store: Store, imported: ImportedRun, *, replace: bool = True)
         )
         if imported.annotations:
             store.insert_annotations_in(conn, imported.annotations)
+        rebuild_checkpoints(conn, run.id)
     return run
 
 
