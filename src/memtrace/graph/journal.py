@@ -31,6 +31,10 @@ _HEADER = struct.Struct("<Q")
 ROWS = "rows"
 CLOSE = "close"
 
+#: Frames are written to SQLite in transactions of about this many rows: big enough to be fast,
+#: small enough that the WAL stays bounded for runs of millions of rows.
+ROWS_PER_TRANSACTION = 100_000
+
 #: Called as progress(run_id, bytes_done, bytes_total) while a journal is indexed.
 IngestProgress = Callable[[str, int, int], None]
 
@@ -147,26 +151,42 @@ def ingest_journal(store: Store, path: Path, progress: IngestProgress | None = N
         return
     closed: tuple | None = None
     damage: str | None = None
+    pending: list[tuple] = []
+    pending_rows = 0
+    end = offset
+
+    def commit() -> bool:
+        """Write the pending frames in one transaction; False if another process got there first."""
+        nonlocal offset, pending, pending_rows
+        with store.transaction() as conn:
+            if _offset(conn, run_id) != offset:
+                return False
+            for _, ops, variables, edges, blobs, cases in pending:
+                store.insert_rows_in(
+                    conn, ops=ops, variables=variables, edges=edges, blobs=blobs, cases=cases
+                )
+            _set_offset(conn, run_id, end)
+        offset, pending, pending_rows = end, [], 0
+        if progress is not None:
+            progress(run_id, end, total)
+        return True
+
     try:
-        for frame, end in _frames(path, offset):
-            with store.transaction() as conn:
-                if _offset(conn, run_id) != offset:
-                    return  # another process is ingesting this journal concurrently
-                if frame[0] == ROWS:
-                    _, ops, variables, edges, blobs, cases = frame
-                    store.insert_rows_in(
-                        conn, ops=ops, variables=variables, edges=edges, blobs=blobs, cases=cases
-                    )
-                else:
-                    closed = frame
-                _set_offset(conn, run_id, end)
-            offset = end
-            if progress is not None:
-                progress(run_id, end, total)
+        for frame, frame_end in _frames(path, offset):
+            end = frame_end
+            if frame[0] == ROWS:
+                pending.append(frame)
+                pending_rows += sum(len(rows) for rows in frame[1:])
+            else:
+                closed = frame
+            if pending_rows >= ROWS_PER_TRANSACTION and not commit():
+                return  # another process is ingesting this journal concurrently
     except FileNotFoundError:
         return
     except DamagedJournal as exc:
         damage = str(exc)
+    if end != offset and not commit():
+        return
     finished = closed is not None or not alive or damage is not None
     with store.transaction() as conn:
         update_checkpoints(conn, run_id)

@@ -7,13 +7,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from .model import Case, Edge, Operation, Run, VariableVersion
+from .values import fast_json
 
 
 def dumps_or_none(value: Any) -> str | None:
     """JSON text for a metadata column; empty containers and None are stored as NULL."""
     if not value:
         return None
-    return json.dumps(value, ensure_ascii=False, default=str)
+    try:
+        return fast_json(value)
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def loads_or(text: str | None, default: Any) -> Any:

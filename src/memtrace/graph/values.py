@@ -33,10 +33,10 @@ if _c_make_encoder is not None:
         None, _not_json, json.encoder.encode_basestring, None, ":", ",", False, False, True
     )
 
-    def _fast_json(value: Any) -> str:
+    def fast_json(value: Any) -> str:
         return "".join(_c_encode(value, 0))
 else:  # pragma: no cover - CPython always has the C accelerator
-    _fast_json = _json_dumps
+    fast_json = _json_dumps
 
 _blake2b = hashlib.blake2b
 _JSON_SCALARS = (int, float, bool, type(None))
@@ -61,7 +61,7 @@ def encode_value(value: Any) -> tuple[str, str, bytes]:
         return encoded
     if isinstance(value, (dict, list, tuple, *_JSON_SCALARS)):
         try:
-            return _finish(JSON, _fast_json(value).encode("utf-8", "surrogatepass"))
+            return _finish(JSON, fast_json(value).encode("utf-8", "surrogatepass"))
         except (TypeError, ValueError, RecursionError):
             pass
     return _finish(REPR, readable_text(value).encode("utf-8", "surrogatepass"))
