@@ -41,9 +41,9 @@ def latest_checkpoint(conn: sqlite3.Connection, run_id: str, seq: int) -> tuple[
 def apply_versions(state: State, rows: list[tuple[Any, ...]]) -> None:
     """Replay memory versions (rows in seq order) onto a state: a deletion drops the unit."""
     for row in rows:
-        if row[7]:
-            state.pop(row[2], None)
-        else:
+        # Pop first so that re-inserting moves the unit to the end: the dict stays in seq order.
+        state.pop(row[2], None)
+        if not row[7]:
             state[row[2]] = row
 
 
@@ -51,7 +51,7 @@ def state_rows_at(conn: sqlite3.Connection, run_id: str, seq: int) -> list[tuple
     """Rows of the live memory versions as of `seq`, in seq order."""
     start, state = latest_checkpoint(conn, run_id, seq)
     apply_versions(state, conn.execute(_MEMORY_ROWS, (run_id, start, seq)).fetchall())
-    return sorted(state.values(), key=lambda row: row[4])
+    return list(state.values())
 
 
 def update_checkpoints(conn: sqlite3.Connection, run_id: str, every: int | None = None) -> int:

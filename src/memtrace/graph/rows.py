@@ -57,17 +57,9 @@ def op_from_row(row: Sequence[Any]) -> Operation:
 
 
 def var_from_row(row: Sequence[Any]) -> VariableVersion:
+    # Positional on purpose: this builds tens of thousands of versions per memory-state query.
     return VariableVersion(
-        run_id=row[0],
-        id=row[1],
-        name=row[2],
-        version=row[3],
-        seq=row[4],
-        category=row[5],
-        blob=row[6],
-        deleted=bool(row[7]),
-        created_at=row[8],
-        metadata=loads_or(row[9], {}),
+        row[0], row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]), row[8], loads_or(row[9], {})
     )
 
 

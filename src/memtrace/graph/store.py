@@ -85,14 +85,20 @@ _MIGRATIONS: dict[int, str] = {
         op TEXT, note TEXT, author TEXT, created_at REAL
     );
     """,
-    # 2: recording journals, memory-state checkpoints, nested-operation lookups, and blobs moved
-    # to a rowid table (large payloads inline in a WITHOUT ROWID b-tree made inserts 60% slower).
+    # 2: recording journals, memory-state checkpoints, nested-operation lookups, edge indexes
+    # that include the role (a prompt read by 100k operations made every producer lookup scan
+    # them all), and blobs moved to a rowid table (large payloads inline in a WITHOUT ROWID
+    # b-tree made inserts 60% slower).
     2: """
     CREATE TABLE journal_state (run TEXT PRIMARY KEY, offset INTEGER NOT NULL);
     CREATE TABLE memory_checkpoints (
         run TEXT NOT NULL, seq INTEGER NOT NULL, state BLOB NOT NULL, PRIMARY KEY (run, seq)
     );
     CREATE INDEX ops_parent ON ops(run, parent_op) WHERE parent_op IS NOT NULL;
+    DROP INDEX edges_op;
+    DROP INDEX edges_var;
+    CREATE INDEX edges_op ON edges(run, op, role);
+    CREATE INDEX edges_var ON edges(run, var, role);
     CREATE TABLE blobs_v2 (hash TEXT PRIMARY KEY, encoding TEXT NOT NULL, data BLOB NOT NULL);
     INSERT INTO blobs_v2(hash, encoding, data) SELECT hash, encoding, data FROM blobs;
     DROP TABLE blobs;
