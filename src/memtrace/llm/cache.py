@@ -1,0 +1,129 @@
+"""Record/replay cache of model responses: `<workspace>/llm-cache.db`, keyed by the FULL request.
+
+The paper's cache key ignored the prompt text, so an edited prompt could replay a stale answer. Here
+the key is a hash of everything that can change the answer: model, messages, every parameter and the
+output schema. Replaying a run (counterfactual verification, fault injection) then reuses exactly
+the answers whose requests did not change and asks the model only for the rest.
+
+Modes: `read-write` (default: hits are served, misses are called and stored), `read-only` (replay:
+a miss is a `CacheMissError` naming the request), `off` (no file, every call goes to the model).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from .errors import CacheMissError, LLMError
+
+CacheMode = Literal["read-write", "read-only", "off"]
+CACHE_MODES: tuple[str, ...] = ("read-write", "read-only", "off")
+CACHE_FILENAME = "llm-cache.db"
+#: Bumped when the meaning of a request or response changes, so old entries stop matching.
+KEY_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS llm_cache (
+    key TEXT PRIMARY KEY, kind TEXT NOT NULL, model TEXT NOT NULL,
+    request TEXT NOT NULL, response TEXT NOT NULL, usage TEXT, created_at REAL NOT NULL
+);
+"""
+
+
+def request_key(request: dict[str, Any]) -> str:
+    """The sha256 of the canonical JSON of a request (sorted keys, no whitespace)."""
+    canonical = json.dumps(
+        {"v": KEY_VERSION, **request}, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(slots=True)
+class CacheEntry:
+    """A stored response and the usage of the call that produced it."""
+
+    response: dict[str, Any]
+    usage: dict[str, int]
+
+
+def check_mode(mode: str) -> CacheMode:
+    if mode not in CACHE_MODES:
+        raise LLMError(f"unknown LLM cache mode {mode!r} (use one of: {', '.join(CACHE_MODES)})")
+    return mode  # type: ignore[return-value]
+
+
+class LLMCache:
+    """The SQLite cache file of one workspace; safe to share between threads and processes (WAL)."""
+
+    def __init__(self, workspace: str | Path, mode: CacheMode = "read-write") -> None:
+        self.mode = check_mode(mode)
+        self.path = Path(workspace) / CACHE_FILENAME
+        if self.mode == "read-only" and not self.path.exists():
+            raise CacheMissError(f"read-only LLM cache {self.path} does not exist: nothing was recorded")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise LLMError(f"cannot open LLM cache {self.path}: {exc}") from None
+
+    def lookup(self, key: str, request: dict[str, Any], label: str) -> CacheEntry | None:
+        """The stored response for `key`; in read-only mode a miss raises an error naming the request."""
+        with self._lock:
+            row = self._conn.execute("SELECT response, usage FROM llm_cache WHERE key = ?", (key,)).fetchone()
+        if row is not None:
+            return CacheEntry(json.loads(row[0]), json.loads(row[1] or "{}"))
+        if self.mode == "read-only":
+            raise CacheMissError(
+                f"LLM cache miss in read-only (replay) mode: no recorded reply for {label} request "
+                f"{key[:12]} ({describe_request(request)}) in {self.path}"
+            )
+        return None
+
+    def save(
+        self, key: str, kind: str, request: dict[str, Any], response: dict[str, Any], usage: dict[str, int]
+    ) -> None:
+        """Store a response (nothing happens in read-only mode)."""
+        if self.mode != "read-write":
+            return
+        row = (
+            key,
+            kind,
+            str(request.get("model", "")),
+            json.dumps(request, ensure_ascii=False, default=str),
+            json.dumps(response, ensure_ascii=False),
+            json.dumps(usage),
+            time.time(),
+        )
+        with self._lock:
+            self._conn.execute("INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def describe_request(request: dict[str, Any], width: int = 80) -> str:
+    """A short human description of a request for error messages: model and the last message."""
+    model = request.get("model", "?")
+    messages = request.get("messages")
+    if messages:
+        last = " ".join(str(messages[-1].get("content", "")).split())
+        text = last if len(last) <= width else last[: width - 1] + "…"
+        return f"model {model}, {len(messages)} messages, last: {text!r}"
+    text = " ".join(str(request.get("input", "")).split())
+    text = text if len(text) <= width else text[: width - 1] + "…"
+    return f"model {model}, input: {text!r}"
