@@ -1,0 +1,121 @@
+"""What every traced memory system shares: its config (the tunables), its engines, its life cycle.
+
+A system is driven by the runner (runner.py): `start` for each conversation, `ingest` for each
+message, `end_session` after each session, `finish` after the last, then `answer` per question.
+Every step it takes is a recorded operation with one of DESIGN.md's categories, so its graph
+carries the information an attributor needs. Each step has an LLM implementation and an offline
+one (deterministic rules); `self.llm is None` selects the offline one.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from ..datasets import Conversation, Question, Session, Turn
+from ..llm import LLMClient
+from ..retrieval import Embedder, HashingEmbedder
+from ..trace import Recorder
+
+ANSWER_PROMPT = (
+    "You answer questions about a long conversation between two people using only the memories "
+    "given. Dates matter: resolve relative dates ('yesterday', 'last week') against the date of the "
+    "memory. If the memories do not contain the answer, reply exactly: Not mentioned in the "
+    "conversation. Answer in a few words, no explanation.\n\nMemories:\n{context}\n\n"
+    "Question: {question}\nAnswer:"
+)
+
+
+class SystemConfig(BaseModel):
+    """A system's tunables: prompt texts and settings. Defaults are each system's best hand-chosen ones."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answer_prompt: str = ANSWER_PROMPT
+    #: Offline answering: below this support the system says the information is not mentioned.
+    min_answer_support: float = 0.2
+
+
+@dataclass(slots=True)
+class Answer:
+    """A system's answer to a question, with the variable that holds it and the context it read."""
+
+    text: str
+    var: str | None
+    context: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Message:
+    """A conversation turn as the system received it: the turn and its recorded message variable."""
+
+    turn: Turn
+    var: str
+    session: Session
+
+    @property
+    def text(self) -> str:
+        return f"{self.turn.speaker}: {self.turn.rendered()}"
+
+
+class MemorySystem(ABC):
+    """A traced memory system over one conversation at a time."""
+
+    name: ClassVar[str]
+    Config: ClassVar[type[SystemConfig]] = SystemConfig
+
+    def __init__(
+        self,
+        config: SystemConfig | None = None,
+        *,
+        llm: LLMClient | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self.config = config if config is not None else self.Config()
+        self.llm = llm
+        self.embedder: Embedder = embedder if embedder is not None else HashingEmbedder()
+        self.run: Recorder | None = None
+        self.conversation: Conversation | None = None
+
+    @property
+    def offline(self) -> bool:
+        return self.llm is None
+
+    def start(self, run: Recorder, conversation: Conversation) -> None:
+        """Begin a conversation with an empty memory."""
+        self.run = run
+        self.conversation = conversation
+        self.reset()
+
+    @abstractmethod
+    def reset(self) -> None:
+        """Forget all memory (a new conversation starts)."""
+
+    @abstractmethod
+    def ingest(self, message: Message) -> None:
+        """Take one message into memory (construction stage)."""
+
+    def end_session(self, session: Session) -> None:
+        """A session ended; systems that buffer messages may flush here."""
+        return None
+
+    def finish(self) -> None:
+        """The conversation ended; flush whatever is still buffered."""
+        return None
+
+    @abstractmethod
+    def answer(self, question: Question) -> Answer:
+        """Answer a question from memory (retrieval and response stages)."""
+
+    def tunables(self) -> dict[str, Any]:
+        """The prompt texts and settings an optimiser may change."""
+        return self.config.model_dump()
+
+    @property
+    def recorder(self) -> Recorder:
+        if self.run is None:
+            raise RuntimeError(f"{self.name}: start() was not called")
+        return self.run

@@ -1,0 +1,75 @@
+"""Long context: one memory unit absorbs every message; the oldest are trimmed to a token budget.
+
+Operations: `memory_update` (update) appends a message to the unit, `trim_memory` (update) drops
+the oldest messages once the unit is over budget, `retrieve` (retrieval) hands the whole unit to
+`answer` (response). Evidence lost here is lost to trimming: an UpdateError at `trim_memory`.
+"""
+
+from __future__ import annotations
+
+import memtrace as mt
+
+from ..datasets import Question
+from .answering import answer_question
+from .base import Answer, MemorySystem, Message, SystemConfig
+from .rules import format_date
+
+UNIT = "long_context_memory"
+
+
+class LongContextConfig(SystemConfig):
+    #: The context window the memory must fit, in tokens (estimated as 4/3 per word).
+    max_tokens: int = 16_000
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free estimate (about 4 tokens per 3 English words), stable across models."""
+    return (len(text.split()) * 4 + 2) // 3
+
+
+class LongContext(MemorySystem):
+    name = "long_context"
+    Config = LongContextConfig
+    config: LongContextConfig
+
+    def reset(self) -> None:
+        self.entries: list[str] = []
+        self.tokens = 0
+
+    def ingest(self, message: Message) -> None:
+        run = self.recorder
+        when = message.session.when
+        entry = f"{message.text} [said on {format_date(when)}]" if when else message.text
+        unit = run.memory(UNIT)
+        with mt.op("memory_update", category="update") as op:
+            op.use(message.var)
+            self.entries.append(entry)
+            self.tokens += estimate_tokens(entry)
+            if unit.exists:
+                unit.update(list(self.entries), by=op)
+            else:
+                unit.create(list(self.entries), by=op)
+        if self.tokens > self.config.max_tokens:
+            with mt.op("trim_memory", category="update", max_tokens=self.config.max_tokens) as op:
+                dropped = 0
+                while self.tokens > self.config.max_tokens and len(self.entries) > 1:
+                    self.tokens -= estimate_tokens(self.entries.pop(0))
+                    dropped += 1
+                op.set(dropped=dropped)
+                unit.update(list(self.entries), by=op)
+
+    def answer(self, question: Question) -> Answer:
+        unit = self.recorder.memory(UNIT)
+        with mt.op("retrieve", category="retrieval") as op:
+            query = op.input("query", question.question, category="query")
+            if unit.exists:
+                op.use(unit.latest_id)
+            context = op.output("retrieved", list(self.entries), category="retrieved")
+        return answer_question(
+            question,
+            list(self.entries),
+            config=self.config,
+            llm=self.llm,
+            context_var=context,
+            query_var=query,
+        )

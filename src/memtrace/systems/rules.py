@@ -1,0 +1,199 @@
+"""Deterministic rules behind every system's offline implementation.
+
+Fact extraction keeps the informative sentences of a message, rewrites first person to the
+speaker and pins relative dates ('yesterday', 'two days ago') to the session date. Answering is
+extractive: find the best-supported sentence, then cut the span the question asks for (a name, a
+place, a date, a number). Crude next to an LLM, but deterministic and fast, which is what tests,
+demos and fault injection need.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+from ..datasets import NOT_MENTIONED
+from ..retrieval import tokenize
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])")
+_WORD_NUMBERS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "a couple of": 2,
+    "a few": 3,
+}
+_RELATIVE = [
+    (re.compile(r"\byesterday\b", re.I), lambda m: timedelta(days=1)),
+    (re.compile(r"\b(today|tonight|this morning|this evening)\b", re.I), lambda m: timedelta(0)),
+    (re.compile(r"\blast night\b", re.I), lambda m: timedelta(days=1)),
+    (
+        re.compile(r"\b(\d+|one|two|three|four|five|six|seven|a couple of|a few) days? ago\b", re.I),
+        lambda m: timedelta(days=_number(m.group(1))),
+    ),
+    (
+        re.compile(r"\b(\d+|one|two|three|four|a couple of|a few) weeks? ago\b", re.I),
+        lambda m: timedelta(weeks=_number(m.group(1))),
+    ),
+    (re.compile(r"\blast week(end)?\b", re.I), lambda m: timedelta(weeks=1)),
+    (re.compile(r"\blast month\b", re.I), lambda m: timedelta(days=30)),
+]
+_FIRST_PERSON = [
+    (re.compile(r"\bI'm\b"), "{s} is"),
+    (re.compile(r"\bI've\b"), "{s} has"),
+    (re.compile(r"\bI'll\b"), "{s} will"),
+    (re.compile(r"\bI'd\b"), "{s} would"),
+    (re.compile(r"\bI\b"), "{s}"),
+    (re.compile(r"\b[Mm]y\b"), "{s}'s"),
+    (re.compile(r"\b[Mm]yself\b"), "{s}"),
+    (re.compile(r"(?<=\s)me\b"), "{s}"),
+]
+_FILLER = re.compile(r"^(hey|hi|hello|thanks|thank you|wow|nice|cool|great|aww+|haha|bye|see you)\b", re.I)
+_DATE_IN_TEXT = re.compile(
+    r"\b(\d{1,2} (?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December),? \d{4}|(?:January|February|March|April|May|June|July|August|September|October|"
+    r"November|December) \d{4}|(?:19|20)\d{2})\b"
+)
+_CAPITALISED = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of\s+|the\s+|and\s+)?[A-Z][\w'-]*)*")
+_NAMED = re.compile(r"\b(?:named|called)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
+_PLACE = re.compile(r"\b(?:to|in|at|from|near)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
+_NUMBER = re.compile(r"\b(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I)
+
+
+def _number(text: str) -> int:
+    text = text.lower()
+    return int(text) if text.isdigit() else _WORD_NUMBERS.get(text, 1)
+
+
+def format_date(when: datetime) -> str:
+    """Dates the way LoCoMo's gold answers write them: '7 May 2023'."""
+    return f"{when.day} {when.strftime('%B')} {when.year}"
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+
+
+def resolve_date(sentence: str, said_on: datetime | None) -> str | None:
+    """The absolute date a sentence refers to ('two days ago' said on 27 April -> 25 April 2023)."""
+    if said_on is None:
+        return None
+    for pattern, delta in _RELATIVE:
+        match = pattern.search(sentence)
+        if match:
+            return format_date(said_on - delta(match))
+    return None
+
+
+def third_person(sentence: str, speaker: str) -> str:
+    """Rewrite the speaker's first person so a fact stands on its own: 'I moved' -> 'Clara moved'."""
+    for pattern, template in _FIRST_PERSON:
+        sentence = pattern.sub(template.format(s=speaker), sentence)
+    return sentence
+
+
+def extract_facts(speaker: str, text: str, said_on: datetime | None, min_tokens: int = 3) -> list[str]:
+    """Informative sentences of a message as standalone dated facts (questions and small talk dropped)."""
+    facts = []
+    for sentence in sentences(text):
+        if sentence.endswith("?") or _FILLER.match(sentence):
+            continue
+        if len(tokenize(sentence, stopwords=True)) < min_tokens:
+            continue
+        fact = third_person(sentence, speaker)
+        date = resolve_date(sentence, said_on)
+        stamp = date or (format_date(said_on) if said_on else None)
+        facts.append(f"{fact} [{'on' if date else 'said on'} {stamp}]" if stamp else fact)
+    return facts
+
+
+def overlap(question: str, text: str) -> float:
+    """Share of the question's content tokens found in the text (stems compared)."""
+    wanted = {_stem(t) for t in tokenize(question, stopwords=True)}
+    if not wanted:
+        return 0.0
+    have = {_stem(t) for t in tokenize(text, stopwords=True)}
+    return len(wanted & have) / len(wanted)
+
+
+def similarity(a: str, b: str) -> float:
+    """Symmetric token overlap (Dice) of two texts: how much two facts say the same thing."""
+    left = {_stem(t) for t in tokenize(a, stopwords=True)}
+    right = {_stem(t) for t in tokenize(b, stopwords=True)}
+    if not left or not right:
+        return 0.0
+    return 2 * len(left & right) / (len(left) + len(right))
+
+
+def extract_answer(question: str, passages: list[str], min_support: float = 0.2) -> tuple[str, float]:
+    """(answer span, support) from the passage sentence that best matches the question."""
+    best, support, best_when = "", 0.0, ""
+    for passage in passages:
+        when = _stamp_order(passage)
+        for sentence in sentences(passage) or [passage]:
+            score = overlap(question, sentence)
+            # Equal support: the later memory wins, so updated facts beat the ones they replaced.
+            if score > support or (score == support and score > 0 and when > best_when):
+                best, support, best_when = sentence, score, when
+    if support < min_support or not best:
+        return NOT_MENTIONED, support
+    return answer_span(question, best), support
+
+
+def answer_span(question: str, sentence: str) -> str:
+    """Cut the part of a sentence that answers the question's type of question."""
+    q = question.lower()
+    asked = {t.lower() for t in tokenize(question)}
+    stamp = re.search(r"\[(?:said )?on ([^\]]+)\]", sentence)
+    body = re.sub(r"\s*\[[^\]]*\]\s*$", "", sentence)
+    if q.startswith(("when", "what date", "what year", "which year", "what month")):
+        found = _DATE_IN_TEXT.search(body)
+        if found:
+            return found.group(1)
+        if stamp:
+            return stamp.group(1)
+    if "name" in q or "called" in q:
+        named = _NAMED.search(body)
+        if named:
+            return named.group(1)
+    if q.startswith("where"):
+        for place in _PLACE.findall(body):
+            if place.lower() not in asked:
+                return place
+    if q.startswith("how many") or q.startswith("how much"):
+        number = _NUMBER.search(body)
+        if number:
+            return number.group(1)
+    for match in _CAPITALISED.finditer(body):
+        phrase = match.group(0)
+        words = {w.lower().removesuffix("'s") for w in phrase.split()}
+        if match.start() == 0 and " " not in phrase:
+            continue  # a capitalised first word is usually just the start of the sentence
+        if not words & asked:
+            return phrase
+    rest = [w for w in re.findall(r"[\w'-]+", body) if w.lower() not in asked]
+    content = [w for w in rest if tokenize(w, stopwords=True)]
+    return " ".join(content[:6]) if content else body
+
+
+def _stamp_order(passage: str) -> str:
+    """A sortable key of the date stamp extract_facts puts on a fact ('' when it has none)."""
+    stamp = re.search(r"\[(?:said )?on (\d{1,2}) ([A-Za-z]+) (\d{4})\]", passage)
+    if stamp is None:
+        return ""
+    try:
+        when = datetime.strptime(" ".join(stamp.groups()), "%d %B %Y")
+    except ValueError:
+        return ""
+    return when.strftime("%Y-%m-%d")
+
+
+def _stem(token: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if token.endswith(suffix) and len(token) > len(suffix) + 2:
+            return token[: -len(suffix)]
+    return token
