@@ -17,7 +17,7 @@ import memtrace as mt
 from ..datasets import Conversation
 from ..eval import Judge, make_judge
 from ..llm import usage_scope
-from .base import Message, MemorySystem
+from .base import MemorySystem, Message
 
 
 @dataclass(slots=True)
