@@ -1,0 +1,70 @@
+"""Answer scoring and judges: LoCoMo-compatible F1 / exact match, and recorded F1 or LLM verdicts.
+
+    from memtrace.eval import make_judge
+    judge = make_judge()                      # F1 >= 0.5 offline; an LLM judge when given a client
+    verdict = judge.judge("Where does Caroline live?", ["Boston"], "She lives in Boston")
+    verdict.correct, verdict.score, verdict.method
+
+Every `judge(...)` call is recorded as a `judge` operation (category `evaluation`) when a run is
+recording. See scoring.py for exactly which LoCoMo conventions are implemented and where we differ.
+"""
+
+from .judges import (
+    JUDGE_PROMPT,
+    JUDGE_SCHEMA,
+    ChatClient,
+    ChatReply,
+    F1Judge,
+    Judge,
+    JudgeOutputError,
+    LLMJudge,
+    Verdict,
+    make_judge,
+    parse_judge_reply,
+)
+from .scoring import (
+    LOCOMO_CATEGORIES,
+    Gold,
+    answer_tokens,
+    as_gold_list,
+    best_exact_match,
+    best_f1,
+    exact_match,
+    is_unanswerable,
+    locomo_score,
+    multi_answer_f1,
+    normalize_answer,
+    says_unanswerable,
+    score_answer,
+    scoring_rule,
+    token_f1,
+)
+
+__all__ = [
+    "JUDGE_PROMPT",
+    "JUDGE_SCHEMA",
+    "LOCOMO_CATEGORIES",
+    "ChatClient",
+    "ChatReply",
+    "F1Judge",
+    "Gold",
+    "Judge",
+    "JudgeOutputError",
+    "LLMJudge",
+    "Verdict",
+    "answer_tokens",
+    "as_gold_list",
+    "best_exact_match",
+    "best_f1",
+    "exact_match",
+    "is_unanswerable",
+    "locomo_score",
+    "make_judge",
+    "multi_answer_f1",
+    "normalize_answer",
+    "parse_judge_reply",
+    "says_unanswerable",
+    "score_answer",
+    "scoring_rule",
+    "token_f1",
+]
