@@ -113,7 +113,15 @@ def run_conversation(
             with usage_scope(f"case {question.id}") as usage, mt.op("question", category="query") as op:
                 op.output("question", question.question, category="query")
                 answer = system.answer(question)
-                verdict = judge.judge(question.question, question.answers, answer.text)
+                verdict = judge.judge(
+                    question.question,
+                    question.answers,
+                    answer.text,
+                    category=question.category_raw
+                    if question.category_raw is not None
+                    else question.category,
+                    prediction_var=answer.var,
+                )
             case.predict(answer.text, var=answer.var)
             case.judge(verdict.correct, verdict.score, method=verdict.method)
             result.cases.append(
