@@ -75,7 +75,7 @@ def content_hash(encoding: str, data: bytes) -> str:
 def _finish(encoding: str, data: bytes) -> tuple[str, str, bytes]:
     digest = content_hash(encoding, data)
     if len(data) > COMPRESS_ABOVE:
-        return digest, encoding + COMPRESSED_SUFFIX, zlib.compress(data, 6)
+        return digest, encoding + COMPRESSED_SUFFIX, zlib.compress(data, 1)
     return digest, encoding, data
 
 

@@ -7,7 +7,9 @@ with the question and context as inputs and the prediction as output.
 
 from __future__ import annotations
 
+import functools
 import re
+from datetime import datetime
 
 import memtrace as mt
 
@@ -49,21 +51,24 @@ def answer_question(
 
 def as_facts(context: list[str]) -> list[str]:
     """Context passages as standalone facts: raw 'Speaker: text' lines get first person rewritten."""
-    from datetime import datetime
-
     facts: list[str] = []
     for passage in context:
         for line in passage.splitlines() or [passage]:
-            match = _SPEAKER_LINE.match(line.strip())
-            if match is None:
-                facts.append(line)
-                continue
-            when = None
-            if match.group("date"):
-                try:
-                    when = datetime.strptime(match.group("date"), "%d %B %Y")
-                except ValueError:
-                    when = None
-            extracted = extract_facts(match.group("speaker"), match.group("text"), when, min_tokens=1)
-            facts.extend(extracted or [line])
+            facts.extend(_line_facts(line.strip()))
     return facts
+
+
+@functools.lru_cache(maxsize=65_536)
+def _line_facts(line: str) -> tuple[str, ...]:
+    """One context line as facts; cached, since every question of a run reads the same lines."""
+    match = _SPEAKER_LINE.match(line)
+    if match is None:
+        return (line,)
+    when = None
+    if match.group("date"):
+        try:
+            when = datetime.strptime(match.group("date"), "%d %B %Y")
+        except ValueError:
+            when = None
+    extracted = extract_facts(match.group("speaker"), match.group("text"), when, min_tokens=1)
+    return tuple(extracted) or (line,)

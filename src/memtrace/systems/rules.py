@@ -9,6 +9,7 @@ demos and fault injection need.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime, timedelta
 
@@ -111,19 +112,23 @@ def extract_facts(speaker: str, text: str, said_on: datetime | None, min_tokens:
     return facts
 
 
+@functools.lru_cache(maxsize=131_072)
+def content_stems(text: str) -> frozenset[str]:
+    """The stemmed content words of a text; cached, as answering compares the same memories often."""
+    return frozenset(_stem(t) for t in tokenize(text, stopwords=True))
+
+
 def overlap(question: str, text: str) -> float:
     """Share of the question's content tokens found in the text (stems compared)."""
-    wanted = {_stem(t) for t in tokenize(question, stopwords=True)}
+    wanted = content_stems(question)
     if not wanted:
         return 0.0
-    have = {_stem(t) for t in tokenize(text, stopwords=True)}
-    return len(wanted & have) / len(wanted)
+    return len(wanted & content_stems(text)) / len(wanted)
 
 
 def similarity(a: str, b: str) -> float:
     """Symmetric token overlap (Dice) of two texts: how much two facts say the same thing."""
-    left = {_stem(t) for t in tokenize(a, stopwords=True)}
-    right = {_stem(t) for t in tokenize(b, stopwords=True)}
+    left, right = content_stems(a), content_stems(b)
     if not left or not right:
         return 0.0
     return 2 * len(left & right) / (len(left) + len(right))
@@ -180,6 +185,7 @@ def answer_span(question: str, sentence: str) -> str:
     return " ".join(content[:6]) if content else body
 
 
+@functools.lru_cache(maxsize=65_536)
 def _stamp_order(passage: str) -> str:
     """A sortable key of the date stamp extract_facts puts on a fact ('' when it has none)."""
     stamp = re.search(r"\[(?:said )?on (\d{1,2}) ([A-Za-z]+) (\d{4})\]", passage)

@@ -1,0 +1,98 @@
+"""RAG: messages buffered into token-limited documents, documents indexed, top-k hybrid retrieval.
+
+Operations: `buffer_message` (construction) appends a message to the buffer; `add_document`
+(construction) turns a full buffer into a document memory unit and indexes it; `retrieve`
+(retrieval) ranks documents for the question; `answer` (response). Evidence that never reached
+a document is a construction loss; evidence in a document that ranked below top-k is a
+RetrievalError at `retrieve`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import memtrace as mt
+
+from ..datasets import Question, Session
+from ..retrieval import BM25Index, HybridIndex
+from .answering import answer_question
+from .base import Answer, MemorySystem, Message, SystemConfig
+from .long_context import estimate_tokens
+from .rules import format_date
+
+BUFFER = "message_buffer"
+
+
+class RAGConfig(SystemConfig):
+    #: Tokens per document; a message that would overflow the buffer starts a new document.
+    chunk_tokens: int = 256
+    #: Documents handed to the answer step.
+    top_k: int = 5
+    #: BM25 alone is the better offline choice: the hashing embedder is lexical and adds noise.
+    retrieval: Literal["bm25", "hybrid"] = "bm25"
+    #: Close the buffer at the end of each session, so documents never straddle two dates.
+    split_sessions: bool = True
+
+
+class RAGSystem(MemorySystem):
+    name = "rag"
+    Config = RAGConfig
+    config: RAGConfig
+
+    def reset(self) -> None:
+        self.buffer: list[tuple[str, str]] = []  # (message variable, line)
+        self.buffer_tokens = 0
+        self.documents: list[str] = []
+        self.doc_units: list[str] = []
+        self.index: BM25Index | HybridIndex = (
+            HybridIndex(self.embedder) if self.config.retrieval == "hybrid" else BM25Index()
+        )
+
+    def ingest(self, message: Message) -> None:
+        when = message.session.when
+        line = f"{message.text} [said on {format_date(when)}]" if when else message.text
+        tokens = estimate_tokens(line)
+        if self.buffer and self.buffer_tokens + tokens > self.config.chunk_tokens:
+            self._add_document()
+        with mt.op("buffer_message", category="construction") as op:
+            op.use(message.var)
+            self.buffer.append((message.var, line))
+            self.buffer_tokens += tokens
+            op.output(BUFFER, [text for _, text in self.buffer], category="buffer")
+
+    def end_session(self, session: Session) -> None:
+        if self.config.split_sessions and self.buffer:
+            self._add_document()
+
+    def finish(self) -> None:
+        if self.buffer:
+            self._add_document()
+
+    def _add_document(self) -> None:
+        run = self.recorder
+        with mt.op("add_document", category="construction", chunk_tokens=self.config.chunk_tokens) as op:
+            op.use(run.latest(BUFFER)[2])
+            for var, _ in self.buffer:
+                op.use(var)
+            text = "\n".join(line for _, line in self.buffer)
+            unit_id = f"doc-{len(self.documents) + 1}"
+            run.memory(unit_id).create(text, by=op)
+            self.index.add([text])
+            self.documents.append(text)
+            self.doc_units.append(unit_id)
+            op.output(BUFFER, [], category="buffer")
+        self.buffer, self.buffer_tokens = [], 0
+
+    def answer(self, question: Question) -> Answer:
+        run = self.recorder
+        with mt.op("retrieve", category="retrieval", top_k=self.config.top_k) as op:
+            query = op.input("query", question.question, category="query")
+            hits = self.index.search(question.question, self.config.top_k)
+            for hit in hits:
+                op.use(run.memory(self.doc_units[hit.index]).latest_id)
+            context = [self.documents[hit.index] for hit in hits]
+            op.set(ranking=[[self.doc_units[h.index], round(h.score, 4)] for h in hits])
+            context_var = op.output("retrieved", context, category="retrieved")
+        return answer_question(
+            question, context, config=self.config, llm=self.llm, context_var=context_var, query_var=query
+        )
