@@ -167,6 +167,54 @@ def _print_run(ws: Workspace, run_id: str, unit_limit: int) -> dict[str, Any]:
 
 
 @app.command()
+def run(
+    workspace: WorkspaceOption,
+    system: Annotated[
+        str, typer.Option(help="long_context, rag, mem0, evermemos, a comma list, or all.")
+    ] = "all",
+    dataset: Annotated[str, typer.Option(help="sample[:SEED], locomo:PATH or longmemeval:PATH.")] = "sample",
+    conversations: Annotated[int | None, typer.Option(help="Use the first N conversations.")] = None,
+    questions: Annotated[int | None, typer.Option(help="Use the first N questions of each.")] = None,
+    llm: Annotated[
+        str, typer.Option(help="offline, or openai (any OpenAI-compatible endpoint).")
+    ] = "offline",
+    model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Endpoint for --llm openai (or OPENAI_BASE_URL).")
+    ] = None,
+    json_out: JsonOption = None,
+) -> None:
+    """Run memory systems over a dataset: one recorded run per conversation and system."""
+    from .run_cmd import accuracy_table, run_systems, system_names
+
+    names = system_names(system)
+    client = _llm_client(llm, model, base_url, workspace)
+    results = run_systems(
+        names,
+        dataset,
+        workspace,
+        conversations=conversations,
+        questions=questions,
+        llm=client,
+        console=console,
+    )
+    table, payload = accuracy_table(results)
+    console.print(table)
+    console.print(f"{len(results)} run(s) recorded into {workspace}")
+    write_json(json_out, payload)
+
+
+def _llm_client(kind: str, model: str | None, base_url: str | None, workspace: Path) -> Any:
+    if kind == "offline":
+        return None
+    if kind != "openai":
+        raise MemtraceError(f"unknown --llm {kind!r} (choose offline or openai)")
+    from ..llm import make_client
+
+    return make_client("openai", model=model, base_url=base_url, workspace=workspace)
+
+
+@app.command()
 def demo(
     workspace: Annotated[Path, typer.Argument(help="Workspace folder to record into.")] = Path(
         "demo-workspace"

@@ -36,7 +36,7 @@ class SystemConfig(BaseModel):
 
     answer_prompt: str = ANSWER_PROMPT
     #: Offline answering: below this support the system says the information is not mentioned.
-    min_answer_support: float = 0.2
+    min_answer_support: float = 0.5
 
 
 @dataclass(slots=True)

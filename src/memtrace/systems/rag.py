@@ -42,6 +42,7 @@ class RAGSystem(MemorySystem):
     def reset(self) -> None:
         self.buffer: list[tuple[str, str]] = []  # (message variable, line)
         self.buffer_tokens = 0
+        self.buffer_var: str | None = None
         self.documents: list[str] = []
         self.doc_units: list[str] = []
         self.index: BM25Index | HybridIndex = (
@@ -58,7 +59,7 @@ class RAGSystem(MemorySystem):
             op.use(message.var)
             self.buffer.append((message.var, line))
             self.buffer_tokens += tokens
-            op.output(BUFFER, [text for _, text in self.buffer], category="buffer")
+            self.buffer_var = op.output(BUFFER, [text for _, text in self.buffer], category="buffer")
 
     def end_session(self, session: Session) -> None:
         if self.config.split_sessions and self.buffer:
@@ -71,7 +72,8 @@ class RAGSystem(MemorySystem):
     def _add_document(self) -> None:
         run = self.recorder
         with mt.op("add_document", category="construction", chunk_tokens=self.config.chunk_tokens) as op:
-            op.use(run.latest(BUFFER)[2])
+            if self.buffer_var:
+                op.use(self.buffer_var)
             for var, _ in self.buffer:
                 op.use(var)
             text = "\n".join(line for _, line in self.buffer)
@@ -80,7 +82,7 @@ class RAGSystem(MemorySystem):
             self.index.add([text])
             self.documents.append(text)
             self.doc_units.append(unit_id)
-            op.output(BUFFER, [], category="buffer")
+            self.buffer_var = op.output(BUFFER, [], category="buffer")
         self.buffer, self.buffer_tokens = [], 0
 
     def answer(self, question: Question) -> Answer:

@@ -1,0 +1,108 @@
+"""`memtrace run`: run memory systems over a dataset into a workspace and print accuracy tables."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..datasets import load_dataset
+from ..graph import MemtraceError
+from ..systems import MemorySystem, RunResult, run_conversation
+
+#: System name -> "module:Class" (imported on demand so one broken system does not break the rest).
+SYSTEMS = {
+    "long_context": "memtrace.systems.long_context:LongContext",
+    "rag": "memtrace.systems.rag:RAGSystem",
+    "mem0": "memtrace.systems.mem0:Mem0System",
+    "evermemos": "memtrace.systems.evermemos:EverMemOSSystem",
+}
+
+
+def system_class(name: str) -> type[MemorySystem]:
+    if name not in SYSTEMS:
+        raise MemtraceError(f"unknown system {name!r} (choose {', '.join(SYSTEMS)} or all)")
+    module, _, attr = SYSTEMS[name].partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def system_names(spec: str) -> list[str]:
+    names = list(SYSTEMS) if spec == "all" else [s.strip() for s in spec.split(",") if s.strip()]
+    for name in names:
+        system_class(name)
+    return names
+
+
+def run_systems(
+    systems: list[str],
+    dataset: str,
+    workspace: Path,
+    *,
+    conversations: int | None,
+    questions: int | None,
+    llm: Any,
+    console: Console,
+) -> list[RunResult]:
+    """One recorded run per conversation and system, with progress bars."""
+    data = load_dataset(dataset, conversations=conversations, questions=questions)
+    results: list[RunResult] = []
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        overall = progress.add_task("runs", total=len(systems) * len(data))
+        for name in systems:
+            cls = system_class(name)
+            for conversation in data:
+                task = progress.add_task(f"{name} · {conversation.id}", total=None)
+
+                def advance(stage: str, done: int, total: int, task: Any = task) -> None:
+                    progress.update(task, completed=done, total=total)
+
+                system = cls(llm=llm)
+                results.append(
+                    run_conversation(system, conversation, workspace, dataset=dataset, progress=advance)
+                )
+                progress.remove_task(task)
+                progress.advance(overall)
+    return results
+
+
+def accuracy_table(results: list[RunResult]) -> tuple[Table, dict[str, Any]]:
+    """Accuracy per system and question category, with wall time."""
+    by_system: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    seconds: dict[str, float] = defaultdict(float)
+    for result in results:
+        seconds[result.system] += result.seconds
+        for case in result.cases:
+            by_system[result.system][case.category].append(case.correct)
+            by_system[result.system]["all"].append(case.correct)
+    categories = sorted({c for cats in by_system.values() for c in cats if c != "all"})
+    table = Table(title="Accuracy by system and question category", title_justify="left")
+    table.add_column("system")
+    for category in [*categories, "all"]:
+        table.add_column(category, justify="right")
+    table.add_column("questions", justify="right")
+    table.add_column("seconds", justify="right")
+    payload: dict[str, Any] = {}
+    for system, cats in by_system.items():
+        row = {c: (sum(v) / len(v) if v else None) for c, v in cats.items()}
+        payload[system] = {"accuracy": row, "questions": len(cats["all"]), "seconds": seconds[system]}
+        cells = [f"{row[c]:.3f} ({len(cats[c])})" if c in row else "-" for c in categories]
+        table.add_row(
+            system, *cells, f"[bold]{row['all']:.3f}[/bold]", str(len(cats["all"])), f"{seconds[system]:.1f}"
+        )
+    return table, payload
+
+
+def write_json(path: Path, payload: Any) -> None:
+    path.write_text(json.dumps(payload, indent=2))
