@@ -29,8 +29,8 @@ venv: $(VENV)/.installed
 
 demo: venv
 	rm -rf $(WORKSPACE)
-	$(VENV)/bin/memtrace demo $(WORKSPACE)
-	$(VENV)/bin/memtrace inspect $(WORKSPACE)
+	$(VENV)/bin/memtrace run --system all --dataset sample --workspace $(WORKSPACE)
+	$(VENV)/bin/memtrace inspect $(WORKSPACE) --units 12
 
 test: venv
 	$(VENV)/bin/ruff check .

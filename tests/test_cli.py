@@ -110,3 +110,49 @@ def test_export_rejects_an_unknown_format(tmp_path: Path) -> None:
     memtrace("demo", ws)
     result = memtrace("export", "demo", "--workspace", ws, "--format", "xml", check=False)
     assert result.returncode == 1 and "unknown export format 'xml'" in result.stderr
+
+
+def test_run_records_one_run_per_system_and_prints_accuracy(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    out = memtrace(
+        "run", "--workspace", ws, "--system", "long_context,rag", "--questions", "6",
+        "--json", tmp_path / "acc.json",
+    ).stdout  # fmt: skip
+    assert "Accuracy by system and question category" in out
+    payload = json.loads((tmp_path / "acc.json").read_text())
+    assert set(payload) == {"long_context", "rag"}
+    assert all(p["questions"] == 6 for p in payload.values())
+    runs = mt.open(ws).runs()
+    assert sorted(r.system for r in runs) == ["long_context", "rag"]
+    assert all(r.status == "complete" for r in runs)
+
+
+def test_run_rejects_unknown_systems_and_datasets(tmp_path: Path) -> None:
+    bad_system = memtrace("run", "--workspace", tmp_path / "ws", "--system", "nope", check=False)
+    assert bad_system.returncode == 1 and "unknown system 'nope'" in bad_system.stderr
+    bad_data = memtrace(
+        "run",
+        "--workspace",
+        tmp_path / "ws",
+        "--system",
+        "rag",
+        "--dataset",
+        "locomo:/no/such.json",
+        check=False,
+    )
+    assert bad_data.returncode == 1
+    (line,) = bad_data.stderr.strip().splitlines()
+    assert "/no/such.json" in line
+
+
+def test_run_with_an_unreachable_llm_is_one_line_and_keeps_the_run_incomplete(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    result = memtrace(
+        "run", "--workspace", ws, "--system", "rag", "--questions", "1", "--llm", "openai",
+        "--model", "test-model", "--base-url", "http://127.0.0.1:9/v1", check=False,
+    )  # fmt: skip
+    assert result.returncode == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert "unreachable" in line and "127.0.0.1:9" in line
+    (run,) = mt.open(ws).runs()
+    assert run.status == "incomplete" and "unreachable" in run.error

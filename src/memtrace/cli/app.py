@@ -127,10 +127,10 @@ def inspect(
         summaries = render.run_summaries(ws)
         if run is None:
             console.print(render.runs_table(summaries, f"Runs in {workspace}"))
-            for summary in summaries[:3]:
-                _print_run(ws, summary["id"], units)
-            if len(summaries) > 3:
-                console.print(f"({len(summaries) - 3} more runs: memtrace inspect {workspace} RUN)")
+            if summaries:
+                _print_run(ws, summaries[0]["id"], units)
+            if len(summaries) > 1:
+                console.print(f"(details of the other runs: memtrace inspect {workspace} RUN)")
             write_json(json_out, summaries)
             return
         payload = _print_run(ws, ws.run(run).id, units)
