@@ -1,0 +1,162 @@
+"""The one result every attribution method returns, and the interface methods share.
+
+An `Attribution` names the decisive operation of a failed case and its error type, says how sure
+the method is and why (with the concrete values involved), shows the evidence path it followed,
+and what it cost. Attributions are stored in the workspace keyed by (run, case, method, settings),
+so asking again with the same inputs and settings is answered from the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Protocol
+
+from ..graph import Case, GraphQueries, Store
+
+ERROR_TYPES = ("ExtractionError", "UpdateError", "DeletionError", "RetrievalError", "ResponseError")
+UNDETERMINED = "Undetermined"
+ErrorType = Literal[
+    "ExtractionError", "UpdateError", "DeletionError", "RetrievalError", "ResponseError", "Undetermined"
+]
+
+
+@dataclass(slots=True)
+class PathStep:
+    """One stop of the evidence path: a variable version or operation, and what happened there."""
+
+    kind: Literal["var", "op"]
+    id: str
+    seq: int
+    note: str
+    carries: bool | None = None  # does this node still hold the critical information?
+
+
+@dataclass(slots=True)
+class Cost:
+    """What an attribution cost: LLM calls and tokens, and wall time."""
+
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(slots=True)
+class Attribution:
+    """The decisive faulty operation of one failed case, or Undetermined with the reason."""
+
+    run_id: str
+    case_id: str
+    op_id: str | None
+    error_type: str
+    confidence: float
+    explanation: str
+    method: str
+    path: list[PathStep] = field(default_factory=list)
+    cost: Cost = field(default_factory=Cost)
+    verified: str | None = None  # "true" | "false" | "by-elimination" (filled by replay, later)
+    replay_run: str | None = None
+
+    @property
+    def determined(self) -> bool:
+        return self.error_type != UNDETERMINED
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class AttributionMethod(Protocol):
+    """Every method: a name, the settings that change its answer, and attribute(one case)."""
+
+    name: str
+
+    def settings(self) -> dict[str, Any]: ...
+
+    def attribute(self, graph: GraphQueries, case: Case) -> Attribution: ...
+
+
+def settings_key(settings: dict[str, Any]) -> str:
+    """A short stable key of a method's settings (part of the store key)."""
+    text = json.dumps(settings, sort_keys=True, default=str)
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def undetermined(graph: GraphQueries, case: Case, method: str, reason: str, **extra: Any) -> Attribution:
+    """An honest 'cannot decide', with the reason in the explanation."""
+    return Attribution(graph.run.id, case.id, None, UNDETERMINED, 0.0, reason, method, **extra)
+
+
+# -- storage ------------------------------------------------------------------------------------
+
+_COLUMNS = (
+    "run, case_id, method, settings_key, op, error_type, confidence, verified, replay_run,"
+    " explanation, path, cost, created_at"
+)
+
+
+def save_attribution(store: Store, attribution: Attribution, key: str) -> None:
+    """Store (or replace) an attribution under (run, case, method, settings)."""
+    with store.transaction() as conn:
+        conn.execute(
+            f"INSERT INTO attributions({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+            " ON CONFLICT(run, case_id, method, settings_key) DO UPDATE SET op=excluded.op,"
+            " error_type=excluded.error_type, confidence=excluded.confidence, verified=excluded.verified,"
+            " replay_run=excluded.replay_run, explanation=excluded.explanation, path=excluded.path,"
+            " cost=excluded.cost, created_at=excluded.created_at",
+            (
+                attribution.run_id,
+                attribution.case_id,
+                attribution.method,
+                key,
+                attribution.op_id,
+                attribution.error_type,
+                attribution.confidence,
+                attribution.verified,
+                attribution.replay_run,
+                attribution.explanation,
+                json.dumps([asdict(step) for step in attribution.path]),
+                json.dumps(asdict(attribution.cost)),
+                time.time(),
+            ),
+        )
+
+
+def load_attribution(store: Store, run_id: str, case_id: str, method: str, key: str) -> Attribution | None:
+    row = store.conn.execute(
+        f"SELECT {_COLUMNS} FROM attributions WHERE run=? AND case_id=? AND method=? AND settings_key=?",
+        (run_id, case_id, method, key),
+    ).fetchone()
+    return None if row is None else _from_row(row)
+
+
+def load_attributions(store: Store, run_id: str | None = None, method: str | None = None) -> list[Attribution]:
+    """Stored attributions, optionally of one run and/or one method."""
+    where, params = [], []
+    if run_id is not None:
+        where.append("run=?")
+        params.append(run_id)
+    if method is not None:
+        where.append("method=?")
+        params.append(method)
+    clause = f" WHERE {' AND '.join(where)}" if where else ""
+    rows = store.conn.execute(f"SELECT {_COLUMNS} FROM attributions{clause} ORDER BY id", params).fetchall()
+    return [_from_row(row) for row in rows]
+
+
+def _from_row(row: tuple) -> Attribution:
+    return Attribution(
+        run_id=row[0],
+        case_id=row[1],
+        method=row[2],
+        op_id=row[4],
+        error_type=row[5],
+        confidence=row[6],
+        verified=row[7],
+        replay_run=row[8],
+        explanation=row[9],
+        path=[PathStep(**step) for step in json.loads(row[10] or "[]")],
+        cost=Cost(**json.loads(row[11] or "{}")),
+    )

@@ -1,0 +1,379 @@
+"""Mem0 (classic): facts are extracted from each exchange and merged into memory by ADD/UPDATE/DELETE/NONE.
+
+Operations, named and categorised like the paper's Mem0 graphs so attribution reads them the same way:
+`extract_facts` (extraction) turns a batch of messages into facts; per fact, `search_memories`
+(retrieval) finds the most similar memories and `update_memory_decision` (update) decides and applies
+the event, with each deletion in a nested `delete_memory` (deletion) so that a lost fact can be blamed
+as an UpdateError or a DeletionError precisely. At question time `search` (retrieval) ranks the live
+memories and `answer` (response) reads them. Memory units are `mem-N` holding `{id, memory, timestamp}`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+import memtrace as mt
+
+from ..datasets import Question, Session
+from ..llm import LLMClient
+from ..retrieval import BM25Index, HybridIndex
+from ..trace import NoopOp, OpScope
+from .answering import answer_question
+from .base import Answer, MemorySystem, Message, SystemConfig
+from .mem0_prompts import (
+    FACT_EXTRACTION_PROMPT,
+    UPDATE_PROMPT,
+    FactList,
+    MemoryEvents,
+    extraction_request,
+    update_request,
+)
+from .rules import content_stems, extract_facts, format_date
+
+_STAMP = re.compile(r"\s*\[(?:said )?on [^\]]+\]")
+#: A fact that ends something ("quit the band", "no longer works at X"); `obj` is what ended.
+_ENDS = re.compile(
+    r"\b(?:quit|quits|quitting|no longer|stopped|stops|stopping|left|sold|broke up with|broke up|"
+    r"moved out of|moved away from|gave up|ended|cancell?ed)\b(?P<obj>[^.,;:!?\[]*)",
+    re.I,
+)
+_CLAUSE_END = re.compile(r"\b(?:and|but|because|so|since|after|before|when|while)\b", re.I)
+#: Words that say when or how much, not what: two facts sharing only these are not about one thing.
+GENERIC = frozenset(
+    content_stems(
+        "yesterday today tonight tomorrow ago day days week weeks month months year years last next "
+        "still just really lately now also though even much many lot lots thing things time times big "
+        "news yes oh well sure pretty one two three four five six seven eight nine ten first"
+    )
+)
+_NUMERAL = re.compile(r"^\d+$")
+Op = OpScope | NoopOp
+
+
+class Mem0Config(SystemConfig):
+    fact_extraction_prompt: str = FACT_EXTRACTION_PROMPT
+    update_prompt: str = UPDATE_PROMPT
+    #: Messages per extraction call: 2 is one exchange (a message and its reply).
+    batch_size: int = 2
+    #: Old memories the update step compares each new fact with.
+    update_search_k: int = 5
+    #: Construction-time search: token overlap, or `self.embedder` cosine (an LLM client's embeddings).
+    update_search: Literal["lexical", "dense"] = "lexical"
+    #: Offline: a fact this similar (Dice of key words) to a memory is a duplicate (NONE).
+    duplicate_threshold: float = 0.8
+    #: Offline: a fact this similar to a memory of the same speaker sharing 2+ key words UPDATEs it.
+    update_threshold: float = 0.5
+    #: Offline: an UPDATE merges the fact into the memory as a new line, keeping the newest lines.
+    merge_lines: int = 3
+    #: Memories handed to the answer step. Offline accuracy on LoCoMo dev is flat in k (0.186 at 3,
+    #: 0.179 at 10, 0.177 at 30; the sample is unchanged from 3 to 30) while the share of questions
+    #: whose evidence reaches the context grows (0.62 at 3, 0.75 at 10, 0.80 at 20): 10 serves an
+    #: LLM answerer without flooding it.
+    top_k: int = 10
+    #: Question-time retrieval; BM25 is the offline choice (the hashing embedder only adds noise).
+    search_method: Literal["bm25", "hybrid"] = "bm25"
+
+
+@dataclass(slots=True)
+class Fact:
+    """An extracted fact with its recorded variable and (offline) the speaker it is about."""
+
+    text: str
+    var: str | None
+    owner: str | None
+
+
+def body(text: str) -> str:
+    """A memory text without its date stamps, so dates never make two facts look alike."""
+    return _STAMP.sub("", text)
+
+
+def key_words(text: str, names: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The stems that say what a fact is about: content words minus names, dates and amounts."""
+    return frozenset(s for s in content_stems(body(text)) - names - GENERIC if not _NUMERAL.match(s))
+
+
+def ended(text: str, names: frozenset[str]) -> frozenset[str] | None:
+    """What a fact says has ended ("quit the band" -> {band}), or None when it ends nothing."""
+    found = _ENDS.search(body(text))
+    if found is None:
+        return None
+    what = _CLAUSE_END.split(found.group("obj"), maxsplit=1)[0]
+    return key_words(what, names) or None
+
+
+def dice(a: frozenset[str], b: frozenset[str]) -> float:
+    return 2 * len(a & b) / (len(a) + len(b)) if a and b else 0.0
+
+
+def decide_offline(
+    fact: Fact, candidates: list[tuple[str, str, str | None]], names: frozenset[str], config: Mem0Config
+) -> list[dict[str, Any]]:
+    """Mem0's decision by rules: events for one fact given `(unit, text, owner)` candidates, best first.
+
+    NONE for a fact a memory already holds; DELETE (plus ADD of the fact itself, which says what
+    changed and when) for a fact that ends a memory of the same speaker; UPDATE for a close fact about
+    the same thing (it replaces a memory it covers, else is merged in as its newest line); else ADD.
+    """
+    add = {"id": None, "text": fact.text, "event": "ADD"}
+    words = key_words(fact.text, names)
+    what = ended(fact.text, names)
+    if what:
+        same = [(u, t) for u, t, owner in candidates if owner == fact.owner and ended(t, names) is None]
+        best = max(same, key=lambda c: len(what & key_words(c[1], names)), default=None)
+        if best is not None and what & key_words(best[1], names):
+            return [{"id": best[0], "text": best[1], "event": "DELETE", "old_memory": best[1]}, add]
+    for unit, text, owner in candidates:
+        old = key_words(text, names)
+        score = dice(words, old)
+        if (words and words <= old) or (score >= config.duplicate_threshold and not old < words):
+            return [{"id": unit, "text": text, "event": "NONE"}]
+        if score >= config.update_threshold and owner == fact.owner and len(words & old) >= 2:
+            merged = fact.text if old <= words else "\n".join([*text.splitlines(), fact.text])
+            merged = "\n".join(merged.splitlines()[-config.merge_lines :])
+            return [{"id": unit, "text": merged, "event": "UPDATE", "old_memory": text}]
+    return [add]
+
+
+class Mem0System(MemorySystem):
+    name = "mem0"
+    Config = Mem0Config
+    config: Mem0Config
+
+    def reset(self) -> None:
+        self.pending: list[Message] = []
+        self.memories: dict[str, dict[str, Any]] = {}  # unit -> {id, memory, timestamp}, live only
+        self.owners: dict[str, str | None] = {}
+        self.stems: dict[str, frozenset[str]] = {}
+        self.postings: dict[str, set[str]] = {}  # content stem -> units holding it
+        self.vectors: dict[str, np.ndarray] = {}
+        self.created = 0
+        self.facts = 0
+        self._index: tuple[BM25Index | HybridIndex, list[str]] | None = None
+        speakers = self.conversation.speakers if self.conversation else []
+        self.names = frozenset(s for name in speakers for s in content_stems(name))
+
+    # -- construction -------------------------------------------------------------------------
+
+    def ingest(self, message: Message) -> None:
+        self.pending.append(message)
+        if len(self.pending) >= self.config.batch_size:
+            self._flush()
+
+    def end_session(self, session: Session) -> None:
+        self._flush()
+
+    def finish(self) -> None:
+        self._flush()
+
+    def _flush(self) -> None:
+        batch, self.pending = self.pending, []
+        if not batch:
+            return
+        session = batch[0].session
+        date = format_date(session.when) if session.when else session.date
+        for fact in self._extract(batch, session, date):
+            hits, candidates_var = self._search_memories(fact)
+            self._decide(fact, hits, candidates_var, date)
+
+    def _extract(self, batch: list[Message], session: Session, date: str | None) -> list[Fact]:
+        run = self.recorder
+        with mt.op("extract_facts", category="extraction", messages=len(batch)) as op:
+            for message in batch:
+                op.use(message.var)
+            date_var = run.latest(f"session_{session.index}.date")
+            if date_var is not None:
+                op.use(date_var[2])
+            if self.llm is None:
+                found = [
+                    (text, m.turn.speaker)
+                    for m in batch
+                    for text in extract_facts(m.turn.speaker, m.turn.rendered(), session.when)
+                ]
+            else:
+                op.input("fact_extraction_prompt", self.config.fact_extraction_prompt, category="prompt")
+                request = extraction_request(date, [m.text for m in batch])
+                reply = self.llm.chat(
+                    [
+                        {"role": "system", "content": self.config.fact_extraction_prompt},
+                        {"role": "user", "content": request},
+                    ],
+                    schema=FactList,
+                    name="extract_facts.llm",
+                )
+                found = [(text.strip(), None) for text in reply.data.facts if text.strip()]
+            op.output("extracted_facts", [text for text, _ in found], category="facts")
+            facts = []
+            for text, owner in found:
+                self.facts += 1
+                facts.append(Fact(text, op.output(f"fact-{self.facts}", text, category="fact"), owner))
+        return facts
+
+    def _search_memories(self, fact: Fact) -> tuple[list[tuple[str, float]], str | None]:
+        run = self.recorder
+        k = self.config.update_search_k
+        with mt.op("search_memories", category="retrieval", k=k, method=self.config.update_search) as op:
+            if fact.var:
+                op.use(fact.var)
+            hits = self._similar(fact.text, k)
+            for unit, _ in hits:
+                op.use(run.memory(unit).latest_id)
+            op.set(scores=[[unit, round(score, 4)] for unit, score in hits])
+            found = op.output("candidates", [self.memories[unit] for unit, _ in hits], category="retrieved")
+        return hits, found
+
+    def _similar(self, text: str, k: int) -> list[tuple[str, float]]:
+        """The `k` live memories most similar to `text`, ties broken by age (deterministic)."""
+        if self.config.update_search == "dense" and self.vectors:
+            units = sorted(self.vectors, key=_number)
+            query = np.asarray(self.embedder.embed([body(text)]), dtype=np.float32)[0]
+            scores = np.stack([self.vectors[u] for u in units]) @ query
+            ranked = sorted(zip(units, scores.tolist(), strict=True), key=lambda p: (-p[1], _number(p[0])))
+            return [(u, s) for u, s in ranked[:k] if s > 0]
+        stems = key_words(text, self.names)
+        shared: Counter[str] = Counter()
+        for stem in stems:
+            shared.update(self.postings.get(stem, ()))
+        scored = [(u, 2 * n / (len(stems) + len(self.stems[u]))) for u, n in shared.items()]
+        scored.sort(key=lambda p: (-p[1], _number(p[0])))
+        return scored[:k]
+
+    def _decide(
+        self, fact: Fact, hits: list[tuple[str, float]], candidates_var: str | None, date: str | None
+    ) -> None:
+        with mt.op("update_memory_decision", category="update") as op:
+            if fact.var:
+                op.use(fact.var)
+            if candidates_var:
+                op.use(candidates_var)
+            if self.llm is None:
+                candidates = [(u, self.memories[u]["memory"], self.owners.get(u)) for u, _ in hits]
+                events = decide_offline(fact, candidates, self.names, self.config)
+                op.set(decided_by="rules")
+            elif not hits:
+                events = [{"id": None, "text": fact.text, "event": "ADD"}]
+                op.set(decided_by="no candidates")
+            else:
+                events = self._decide_llm(self.llm, op, fact, [u for u, _ in hits], date)
+            applied = [event for event in (self._apply(op, fact, e, date) for e in events) if event]
+            op.output("update_events", applied, category="update_events")
+            op.set(events=[[e["event"], e["id"]] for e in applied])
+
+    def _decide_llm(
+        self, llm: LLMClient, op: Op, fact: Fact, units: list[str], date: str | None
+    ) -> list[dict[str, Any]]:
+        """Ask the model; its ids are short aliases ("0", "1", ...) mapped back to units, as Mem0 does."""
+        op.input("update_prompt", self.config.update_prompt, category="prompt")
+        alias = {str(i): unit for i, unit in enumerate(units)}
+        old = [(i, self.memories[u]["memory"], self.memories[u]["timestamp"]) for i, u in alias.items()]
+        reply = llm.chat(
+            [
+                {"role": "system", "content": self.config.update_prompt},
+                {"role": "user", "content": update_request(old, [fact.text], date)},
+            ],
+            schema=MemoryEvents,
+            name="update_memory_decision.llm",
+        )
+        events, ignored = [], []
+        for item in reply.data.memory:
+            unit = alias.get(item.id.strip())
+            if item.event == "ADD" and item.text.strip():
+                events.append({"id": None, "text": item.text.strip(), "event": "ADD"})
+            elif unit is not None and (item.event != "UPDATE" or item.text.strip()):
+                events.append({"id": unit, "text": item.text.strip(), "event": item.event})
+            else:
+                ignored.append(item.model_dump())
+        if ignored:
+            op.set(ignored=ignored)
+        return events
+
+    def _apply(self, op: Op, fact: Fact, event: dict[str, Any], date: str | None) -> dict[str, Any] | None:
+        """Carry out one event on the memory units and the in-process store; None if it no longer applies."""
+        run, kind, unit = self.recorder, event["event"], event["id"]
+        if kind == "ADD":
+            self.created += 1
+            unit = f"mem-{self.created}"
+            entry = {"id": unit, "memory": event["text"], "timestamp": date}
+            run.memory(unit).create(entry, by=op)
+            self._store(unit, entry, fact.owner)
+            return {**event, "id": unit}
+        if unit not in self.memories:
+            return None
+        old = self.memories[unit]["memory"]
+        if kind == "UPDATE":
+            entry = {"id": unit, "memory": event["text"], "timestamp": date}
+            run.memory(unit).update(entry, by=op)
+            self._forget(unit)
+            self._store(unit, entry, fact.owner)
+        elif kind == "DELETE":
+            with mt.op("delete_memory", category="deletion", unit=unit) as deletion:
+                if fact.var:
+                    deletion.use(fact.var)
+                run.memory(unit).delete(by=deletion)
+            self._forget(unit)
+        return {"id": unit, "text": event["text"] or old, "event": kind, "old_memory": old}
+
+    def _store(self, unit: str, entry: dict[str, Any], owner: str | None) -> None:
+        self.memories[unit] = entry
+        self.owners[unit] = owner
+        stems = key_words(entry["memory"], self.names)
+        self.stems[unit] = stems
+        for stem in stems:
+            self.postings.setdefault(stem, set()).add(unit)
+        if self.config.update_search == "dense":
+            vector = np.asarray(self.embedder.embed([body(entry["memory"])]), dtype=np.float32)[0]
+            self.vectors[unit] = vector / (np.linalg.norm(vector) or 1.0)
+        self._index = None
+
+    def _forget(self, unit: str) -> None:
+        for stem in self.stems.pop(unit, ()):
+            self.postings[stem].discard(unit)
+        self.memories.pop(unit, None)
+        self.owners.pop(unit, None)
+        self.vectors.pop(unit, None)
+        self._index = None
+
+    # -- questions ----------------------------------------------------------------------------
+
+    def answer(self, question: Question) -> Answer:
+        run = self.recorder
+        k = self.config.top_k
+        with mt.op("search", category="retrieval", top_k=k, method=self.config.search_method) as op:
+            query = op.input("query", question.question, category="query")
+            index, units = self._question_index()
+            hits = index.search(question.question, k) if units else []
+            for hit in hits:
+                op.use(run.memory(units[hit.index]).latest_id)
+            context = [memory_line(self.memories[units[hit.index]]) for hit in hits]
+            op.set(ranking=[[units[h.index], rank, round(h.score, 4)] for rank, h in enumerate(hits, 1)])
+            context_var = op.output("retrieved", context, category="retrieved")
+        return answer_question(
+            question, context, config=self.config, llm=self.llm, context_var=context_var, query_var=query
+        )
+
+    def _question_index(self) -> tuple[BM25Index | HybridIndex, list[str]]:
+        """An index over the live memories, rebuilt only after memory changed."""
+        if self._index is None:
+            units = sorted(self.memories, key=_number)
+            lines = [memory_line(self.memories[u]) for u in units]
+            index = HybridIndex(self.embedder) if self.config.search_method == "hybrid" else BM25Index()
+            index.add(lines)
+            self._index = (index, units)
+        return self._index
+
+
+def memory_line(entry: dict[str, Any]) -> str:
+    """A memory as the answer step reads it: its text with its date stamp (added when it has none)."""
+    text, stamp = entry["memory"], entry.get("timestamp")
+    if _STAMP.search(text.rstrip().rpartition("\n")[2]) or not stamp:
+        return text
+    return f"{text} [said on {stamp}]"
+
+
+def _number(unit: str) -> int:
+    return int(unit.rpartition("-")[2])
