@@ -31,6 +31,7 @@ demo: venv
 	rm -rf $(WORKSPACE)
 	$(VENV)/bin/memtrace run --system all --dataset sample --workspace $(WORKSPACE)
 	$(VENV)/bin/memtrace inspect $(WORKSPACE) --units 12
+	$(VENV)/bin/memtrace attribute $(WORKSPACE)
 
 test: venv
 	$(VENV)/bin/ruff check .

@@ -132,7 +132,9 @@ def load_attribution(store: Store, run_id: str, case_id: str, method: str, key: 
     return None if row is None else _from_row(row)
 
 
-def load_attributions(store: Store, run_id: str | None = None, method: str | None = None) -> list[Attribution]:
+def load_attributions(
+    store: Store, run_id: str | None = None, method: str | None = None
+) -> list[Attribution]:
     """Stored attributions, optionally of one run and/or one method."""
     where, params = [], []
     if run_id is not None:

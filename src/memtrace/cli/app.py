@@ -204,6 +204,43 @@ def run(
     write_json(json_out, payload)
 
 
+@app.command()
+def attribute(
+    workspace: Annotated[Path, typer.Argument(help="Workspace folder.")],
+    run: Annotated[str | None, typer.Option(help="Only this run (id, name or prefix).")] = None,
+    case: Annotated[str | None, typer.Option(help="Only this case id.")] = None,
+    method: Annotated[str, typer.Option(help="flow, agent, all-at-once, last-op or random.")] = "flow",
+    llm: Annotated[str, typer.Option(help="offline, or openai for the LLM methods.")] = "offline",
+    model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Endpoint for --llm openai (or OPENAI_BASE_URL).")
+    ] = None,
+    refresh: Annotated[bool, typer.Option(help="Recompute instead of reusing stored attributions.")] = False,
+    json_out: JsonOption = None,
+) -> None:
+    """Attribute every failed case: the earliest decisive faulty operation and its error type."""
+    from ..attribution.engine import attribute as attribute_cases
+    from .attribute_cmd import attribution_table, summary_line
+
+    with Workspace(workspace) as ws:
+        run_id = ws.run(run).id if run else None
+        client = _llm_client(llm, model, base_url, workspace)
+        with _progress() as progress:
+            task = progress.add_task(f"attributing ({method})", total=None)
+            results = attribute_cases(
+                ws,
+                method,
+                run=run_id,
+                case=case,
+                refresh=refresh,
+                llm=client,
+                progress=lambda done, total: progress.update(task, completed=done, total=total),
+            )
+        console.print(attribution_table(ws, results, f"Attributions ({method}) in {workspace}"))
+    console.print(summary_line(results))
+    write_json(json_out, [a.to_dict() for a in results])
+
+
 def _llm_client(kind: str, model: str | None, base_url: str | None, workspace: Path) -> Any:
     if kind == "offline":
         return None

@@ -1,0 +1,14 @@
+"""Attribution: for each failed case, the earliest decisive faulty operation and its error type."""
+
+from .flow import FlowMethod
+from .model import ERROR_TYPES, UNDETERMINED, Attribution, AttributionMethod, Cost, PathStep
+
+__all__ = [
+    "ERROR_TYPES",
+    "UNDETERMINED",
+    "Attribution",
+    "AttributionMethod",
+    "Cost",
+    "FlowMethod",
+    "PathStep",
+]

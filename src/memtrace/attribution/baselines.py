@@ -1,0 +1,82 @@
+"""Baselines to compare attributors against: always the answer step, or a seeded random pick."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from typing import Any
+
+from ..graph import Case, GraphQueries
+from .anatomy import case_anatomy
+from .model import ERROR_TYPES, Attribution, Cost, undetermined
+
+_TYPE_OF_CATEGORY = {
+    "extraction": "ExtractionError",
+    "update": "UpdateError",
+    "deletion": "DeletionError",
+    "retrieval": "RetrievalError",
+    "response": "ResponseError",
+}
+
+
+class LastOpMethod:
+    """Always ResponseError at the answer operation: what blaming the last step gets right."""
+
+    name = "last-op"
+
+    def settings(self) -> dict[str, Any]:
+        return {}
+
+    def attribute(self, graph: GraphQueries, case: Case) -> Attribution:
+        anatomy = case_anatomy(graph, case)
+        if anatomy.answer_op is None:
+            return undetermined(graph, case, self.name, anatomy.problem or "no answer operation")
+        op = anatomy.answer_op
+        return Attribution(
+            graph.run.id,
+            case.id,
+            op.id,
+            "ResponseError",
+            0.0,
+            f"baseline: the answer step {op.id}",
+            self.name,
+        )
+
+
+class RandomMethod:
+    """A seeded random memory operation before the answer, typed by its category: chance level."""
+
+    name = "random"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+
+    def settings(self) -> dict[str, Any]:
+        return {"seed": self.seed}
+
+    def attribute(self, graph: GraphQueries, case: Case) -> Attribution:
+        started = time.perf_counter()
+        anatomy = case_anatomy(graph, case)
+        if anatomy.answer_op is None:
+            return undetermined(graph, case, self.name, anatomy.problem or "no answer operation")
+        candidates = [
+            op
+            for category in _TYPE_OF_CATEGORY
+            for op in graph.ops_by_category(category)
+            if op.seq <= anatomy.answer_op.seq
+        ]
+        digest = hashlib.blake2b(f"{self.seed}:{graph.run.id}:{case.id}".encode(), digest_size=8).digest()
+        rng = random.Random(int.from_bytes(digest, "big"))
+        op = rng.choice(sorted(candidates, key=lambda o: o.seq)) if candidates else anatomy.answer_op
+        error_type = _TYPE_OF_CATEGORY.get(op.category, rng.choice(ERROR_TYPES))
+        return Attribution(
+            graph.run.id,
+            case.id,
+            op.id,
+            error_type,
+            0.0,
+            f"baseline: random pick {op.id}",
+            self.name,
+            cost=Cost(seconds=time.perf_counter() - started),
+        )

@@ -1,0 +1,90 @@
+"""Attribute every failed case of a workspace with one method, reusing stored results.
+
+`attribute(ws, method="flow")` walks the failed cases run by run (one in-memory graph per run),
+asks the store first (same run, case, method and settings -> the stored attribution) and stores
+what it computes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..graph import Case, Workspace
+from .baselines import LastOpMethod, RandomMethod
+from .flow import FlowMethod
+from .model import Attribution, AttributionMethod, load_attribution, save_attribution, settings_key
+
+METHODS = ("flow", "agent", "all-at-once", "last-op", "random")
+
+Progress = Callable[[int, int], None]
+
+
+def make_method(name: str, *, llm: Any = None, seed: int = 0, **options: Any) -> AttributionMethod:
+    """An attribution method by name; the LLM methods need a client."""
+    if name == "flow":
+        return FlowMethod(**options)
+    if name == "last-op":
+        return LastOpMethod()
+    if name == "random":
+        return RandomMethod(seed)
+    if name in ("agent", "all-at-once"):
+        if llm is None:
+            from ..graph import MemtraceError
+
+            raise MemtraceError(f"method {name!r} needs an LLM: pass --llm openai --model ... --base-url ...")
+        if name == "agent":
+            from .agent import AgentMethod
+
+            return AgentMethod(llm, seed_method=FlowMethod(), **options)
+        from .all_at_once import AllAtOnceMethod
+
+        return AllAtOnceMethod(llm, **options)
+    from ..graph import MemtraceError
+
+    raise MemtraceError(f"unknown attribution method {name!r} (choose {', '.join(METHODS)})")
+
+
+def failed_cases(ws: Workspace, run: str | None = None, case: str | None = None) -> list[Case]:
+    cases = ws.cases(run) if run else ws.cases()
+    chosen = [c for c in cases if c.failed and (case is None or c.id == case)]
+    if case is not None and not chosen:
+        from ..graph import NotFoundError
+
+        raise NotFoundError(f"{ws.path}: no failed case {case!r}" + (f" in run {run}" if run else ""))
+    return chosen
+
+
+def attribute(
+    ws: Workspace,
+    method: AttributionMethod | str = "flow",
+    *,
+    run: str | None = None,
+    case: str | None = None,
+    refresh: bool = False,
+    progress: Progress | None = None,
+    llm: Any = None,
+) -> list[Attribution]:
+    """Attributions for every failed case (of one run / one case when given)."""
+    chosen = method if not isinstance(method, str) else make_method(method, llm=llm)
+    key = settings_key(chosen.settings())
+    cases = failed_cases(ws, run, case)
+    results: list[Attribution] = []
+    views: dict[str, Any] = {}
+    for done, item in enumerate(cases, 1):
+        stored = None if refresh else load_attribution(ws.store, item.run_id, item.id, chosen.name, key)
+        if stored is None:
+            graph = views.get(item.run_id)
+            if graph is None:
+                views.clear()  # one run in memory at a time
+                graph = views[item.run_id] = ws.view(item.run_id)
+            started = time.perf_counter()
+            stored = chosen.attribute(graph, item)
+            if not stored.cost.seconds:
+                stored.cost.seconds = time.perf_counter() - started
+            save_attribution(ws.store, stored, key)
+        results.append(stored)
+        if progress:
+            progress(done, len(cases))
+    return results

@@ -1,0 +1,272 @@
+"""The flow method: follow the critical information through the graph and decide by the taxonomy.
+
+Starting from the evidence messages, it asks of every memory unit version whether it carries the
+information (a pluggable support scorer), then walks DESIGN.md's taxonomy in order:
+never carried by a memory unit -> ExtractionError where the information was dropped; carried,
+then gone by question time -> UpdateError or DeletionError at the change that lost it; in memory
+at question time but not in the retrieved context -> RetrievalError; in the context -> ResponseError.
+No LLM, a few milliseconds per case; `Undetermined` with the reason when it cannot decide.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..graph import MEMORY_ENTRY, Case, GraphQueries, Operation, VariableVersion
+from ..graph.values import value_text
+from .anatomy import CaseAnatomy, case_anatomy
+from .evidence_basic import evidence_versions
+from .model import Attribution, Cost, PathStep, undetermined
+from .support import OverlapScorer, SupportScorer, Target
+
+#: Operation categories information flows through during construction (not queries or judges).
+_CONSTRUCTION = {"construction", "extraction", "update", "deletion", "embedding", "mutation", "operation"}
+DELETED_MARKER = "DELETED"
+
+
+@dataclass(slots=True)
+class Loss:
+    """Where a memory unit that carried the information stopped carrying it."""
+
+    unit: str
+    kept: VariableVersion
+    op: Operation
+    error_type: str
+    after: Any
+
+
+class FlowMethod:
+    """The default attribution method: deterministic, explainable, no model."""
+
+    name = "flow"
+
+    def __init__(self, scorer: SupportScorer | None = None, *, evidence: str = "auto", k: int = 8) -> None:
+        self.scorer = scorer or OverlapScorer()
+        self.evidence = evidence
+        self.k = k
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "scorer": getattr(self.scorer, "name", type(self.scorer).__name__),
+            "threshold": self.scorer.threshold,
+            "evidence": self.evidence,
+            "k": self.k,
+        }
+
+    def attribute(self, graph: GraphQueries, case: Case) -> Attribution:
+        started = time.perf_counter()
+        result = self._attribute(graph, case)
+        result.cost = Cost(seconds=time.perf_counter() - started)
+        return result
+
+    # -- the taxonomy, in order -----------------------------------------------------------------
+
+    def _attribute(self, graph: GraphQueries, case: Case) -> Attribution:
+        anatomy = case_anatomy(graph, case)
+        if anatomy.answer_op is None:
+            return undetermined(graph, case, self.name, anatomy.problem or "no answer operation found")
+        found = evidence_versions(graph, case, method=self.evidence, k=self.k)
+        if not found.versions:
+            return undetermined(graph, case, self.name, found.problem or "no evidence messages found")
+        texts = graph.values(found.versions)
+        target = self.scorer.prepare(
+            case.question, case.gold, [(v.name, value_text(texts[v.id])) for v in found.versions]
+        )
+        if target.empty:
+            return undetermined(graph, case, self.name, "the evidence and gold answer have no content words")
+        path = [PathStep("var", v.id, v.seq, f"evidence ({found.source})", True) for v in found.versions]
+        question_seq = anatomy.question_seq
+        memory = [v for v in _memory_versions(graph) if v.seq < question_seq]
+        values = graph.values(memory)
+        carrying = {v.id: self.scorer.score(target, values[v.id]) for v in memory}
+        carrying = {k: s for k, s in carrying.items() if s >= self.scorer.threshold}
+        if not carrying:
+            return self._extraction_error(graph, case, found.versions, target, question_seq, path)
+        live = _live_state(graph, question_seq)
+        live_carrying = [v for v in live.values() if v.id in carrying]
+        first = min((graph.var(i) for i in carrying), key=lambda v: v.seq)
+        path.append(PathStep("var", first.id, first.seq, "first memory unit version carrying it", True))
+        if not live_carrying:
+            return self._loss_error(graph, case, carrying, question_seq, path)
+        best = max(live_carrying, key=lambda v: carrying[v.id])
+        path.append(PathStep("var", best.id, best.seq, "in memory at question time", True))
+        return self._question_time_error(graph, case, anatomy, target, best, carrying[best.id], path)
+
+    def _extraction_error(
+        self,
+        graph: GraphQueries,
+        case: Case,
+        evidence: list[VariableVersion],
+        target: Target,
+        question_seq: int,
+        path: list[PathStep],
+    ) -> Attribution:
+        """No memory unit ever carried it: blame the operation that had it last and dropped it."""
+        dropper, depth, holder = None, -1, None
+        frontier = [(v, 0) for v in evidence]
+        seen = {v.id for v in evidence}
+        while frontier:
+            var, level = frontier.pop(0)
+            for op in graph.consumers(var.id):
+                if op.seq >= question_seq or op.category not in _CONSTRUCTION:
+                    continue
+                outputs = graph.outputs(op.id)
+                values = graph.values(outputs)
+                kept = [
+                    o for o in outputs if self.scorer.score(target, values[o.id]) >= self.scorer.threshold
+                ]
+                if not kept and (level > depth or (level == depth and dropper and op.seq < dropper.seq)):
+                    dropper, depth, holder = op, level, var
+                for out in kept:
+                    if out.id not in seen:
+                        seen.add(out.id)
+                        frontier.append((out, level + 1))
+        if dropper is None:
+            return undetermined(
+                graph,
+                case,
+                self.name,
+                "no memory unit ever carried the evidence, and no construction operation consumed it",
+                path=path,
+            )
+        assert holder is not None
+        path.append(
+            PathStep("var", holder.id, holder.seq, f"last carried here, consumed by {dropper.id}", True)
+        )
+        path.append(PathStep("op", dropper.id, dropper.seq, "dropped it: no output carries it", False))
+        evidence_names = ", ".join(v.name for v in evidence)
+        explanation = (
+            f"No memory unit ever held the information of {evidence_names} "
+            f"(answer {_quote(', '.join(case.gold))}). It was last present in {holder.id} "
+            f"({_quote(value_text(graph.value(holder.id)))}), which {dropper.name} ({dropper.id}) consumed "
+            "without writing it to memory."
+        )
+        return Attribution(
+            graph.run.id, case.id, dropper.id, "ExtractionError", 0.8, explanation, self.name, path
+        )
+
+    def _loss_error(
+        self,
+        graph: GraphQueries,
+        case: Case,
+        carrying: dict[str, float],
+        question_seq: int,
+        path: list[PathStep],
+    ) -> Attribution:
+        """Memory held it once and not at question time: the earliest change that lost it."""
+        units = {graph.var(i).name for i in carrying}
+        losses = [loss for unit in sorted(units) if (loss := _loss_of(graph, unit, carrying, question_seq))]
+        if not losses:
+            return undetermined(
+                graph, case, self.name, "memory held the information but no loss could be located", path=path
+            )
+        loss = min(losses, key=lambda item: item.op.seq)
+        path.append(PathStep("var", loss.kept.id, loss.kept.seq, "last version carrying it", True))
+        path.append(PathStep("op", loss.op.id, loss.op.seq, f"lost it ({loss.error_type})", False))
+        change = "deleted" if loss.error_type == "DeletionError" else "overwrote"
+        explanation = (
+            f"{loss.unit} held {_quote(value_text(graph.value(loss.kept.id)))} ({loss.kept.id}); "
+            f"{loss.op.name} ({loss.op.id}) {change} it"
+            + (f" with {_quote(value_text(loss.after))}" if loss.after is not None else "")
+            + " before the question was asked, so the answer could not use it."
+        )
+        confidence = 0.85 if len(losses) == 1 else 0.75
+        return Attribution(
+            graph.run.id, case.id, loss.op.id, loss.error_type, confidence, explanation, self.name, path
+        )
+
+    def _question_time_error(
+        self,
+        graph: GraphQueries,
+        case: Case,
+        anatomy: CaseAnatomy,
+        target: Target,
+        held_by: VariableVersion,
+        held_score: float,
+        path: list[PathStep],
+    ) -> Attribution:
+        """In memory when asked: was it in the retrieved context? If so the answer step failed."""
+        answer_op = anatomy.answer_op
+        assert answer_op is not None
+        context = anatomy.context_vars
+        context_values = graph.values(context)
+        context_score = max((self.scorer.score(target, context_values[v.id]) for v in context), default=0.0)
+        threshold = self.scorer.threshold
+        if anatomy.retrieval_op is not None and context_score < threshold:
+            op = anatomy.retrieval_op
+            path.append(PathStep("op", op.id, op.seq, "retrieved context misses it", False))
+            explanation = (
+                f"At question time {held_by.name} held {_quote(value_text(graph.value(held_by.id)))} "
+                f"({held_by.id}), but {op.name} ({op.id}) did not put it in the context "
+                f"(best context support {context_score:.2f} < {threshold})."
+            )
+            confidence = 0.9 if context_score < threshold / 2 else 0.7
+            return Attribution(
+                graph.run.id, case.id, op.id, "RetrievalError", confidence, explanation, self.name, path
+            )
+        path.extend(PathStep("var", v.id, v.seq, "in the answer's context", True) for v in context)
+        path.append(
+            PathStep("op", answer_op.id, answer_op.seq, "answered wrong from a context holding it", None)
+        )
+        prediction = case.prediction if case.prediction is not None else "?"
+        explanation = (
+            f"The context given to {answer_op.name} ({answer_op.id}) held the information "
+            f"(support {max(context_score, held_score):.2f}), yet it answered {_quote(prediction)} "
+            f"instead of {_quote(', '.join(case.gold))}."
+        )
+        confidence = 0.75 if context else 0.5
+        return Attribution(
+            graph.run.id, case.id, answer_op.id, "ResponseError", confidence, explanation, self.name, path
+        )
+
+
+def _memory_versions(graph: GraphQueries) -> list[VariableVersion]:
+    nodes = getattr(graph, "vars", None)
+    if isinstance(nodes, dict):  # GraphView: everything is in memory already
+        return [v for v in nodes.values() if v.category == MEMORY_ENTRY]
+    return [v for name in graph.memory_units() for v in graph.versions(name)]
+
+
+def _deleted_by_marker(graph: GraphQueries, version: VariableVersion, before: int) -> Operation | None:
+    """Mem0 graphs in MemTraceBench delete a unit by an edge to a shared node valued DELETED."""
+    for op in graph.consumers(version.id):
+        if op.seq >= before:
+            continue
+        outputs = graph.outputs(op.id)
+        values = graph.values(outputs)
+        if any(values[o.id] == DELETED_MARKER for o in outputs):
+            return op
+    return None
+
+
+def _live_state(graph: GraphQueries, seq: int) -> dict[str, VariableVersion]:
+    state = graph.memory_state_at(seq - 1)
+    return {name: v for name, v in state.items() if _deleted_by_marker(graph, v, seq) is None}
+
+
+def _loss_of(graph: GraphQueries, unit: str, carrying: dict[str, float], before: int) -> Loss | None:
+    versions = [v for v in graph.versions(unit) if v.seq < before]
+    last = max((i for i, v in enumerate(versions) if v.id in carrying), default=None)
+    if last is None:
+        return None
+    kept = versions[last]
+    marker = _deleted_by_marker(graph, kept, before)
+    if last + 1 < len(versions):
+        nxt = versions[last + 1]
+        producers = graph.producers(nxt.id)
+        if not producers:
+            return None
+        op = producers[-1]
+        deleted = nxt.deleted or op.category == "deletion"
+        after = None if deleted else graph.value(nxt.id)
+        return Loss(unit, kept, op, "DeletionError" if deleted else "UpdateError", after)
+    if marker is not None:
+        return Loss(unit, kept, marker, "DeletionError", None)
+    return None
+
+
+def _quote(text: str, width: int = 90) -> str:
+    text = " ".join(text.split())
+    return f"'{text if len(text) <= width else text[: width - 1] + '…'}'"

@@ -1,0 +1,79 @@
+"""Does a value still carry the information a question needed? The flow method asks this everywhere.
+
+The default scorer is lexical: a value carries evidence message `e` when it holds most of the gold
+answer's content words that `e` states, or, when the answer is not literally in `e` (a date
+resolved from "yesterday", a paraphrase), most of `e`'s own content words. Scorers are pluggable:
+any object with `prepare` and `score` works (embeddings, an LLM yes/no judge).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..graph.values import value_text
+from ..retrieval import tokenize
+from ..retrieval.stem import porter_stem
+
+_GENERIC = {"said", "say", "says", "told", "just", "really", "yeah", "oh", "also", "like", "got", "get"}
+
+
+def content_stems(text: str) -> frozenset[str]:
+    return frozenset(porter_stem(t) for t in tokenize(text, stopwords=True) if t not in _GENERIC)
+
+
+@dataclass(slots=True)
+class Target:
+    """The critical information of one case: per evidence message, the words that must survive."""
+
+    keys: list[frozenset[str]]
+    answer: frozenset[str]
+    labels: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not any(self.keys) and not self.answer
+
+
+class SupportScorer(Protocol):
+    threshold: float
+
+    def prepare(self, question: str, gold: list[str], evidence: list[tuple[str, str]]) -> Target: ...
+
+    def score(self, target: Target, value: Any) -> float: ...
+
+
+class OverlapScorer:
+    """Normalised answer-token and evidence-content overlap (the default: fast, no model)."""
+
+    name = "overlap"
+
+    def __init__(self, threshold: float = 0.5) -> None:
+        self.threshold = threshold
+
+    def prepare(self, question: str, gold: list[str], evidence: list[tuple[str, str]]) -> Target:
+        """Key words per evidence message: the answer words it states, else its own content words.
+
+        Speaker names and words of the question are left out: every memory of the speaker has them.
+        """
+        asked = content_stems(question)
+        answer = frozenset().union(*(content_stems(g) for g in gold)) - asked if gold else frozenset()
+        keys, labels = [], []
+        for label, text in evidence:
+            body = text.split(": ", 1)[1] if ": " in text[:40] else text
+            words = content_stems(body)
+            stated = answer & words
+            keys.append(frozenset(stated) if stated else frozenset(words - asked) or words)
+            labels.append(label)
+        return Target(keys, frozenset(answer), labels)
+
+    def score(self, target: Target, value: Any) -> float:
+        words = content_stems(value_text(value)) if value is not None else frozenset()
+        best = 0.0
+        for key in target.keys:
+            if key:
+                best = max(best, len(key & words) / len(key))
+        return best
+
+    def carries(self, target: Target, value: Any) -> bool:
+        return self.score(target, value) >= self.threshold

@@ -1,0 +1,41 @@
+"""`memtrace attribute`: attribute every failed case and print what failed where."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from rich.table import Table
+
+from ..attribution.model import Attribution
+from ..graph import Workspace
+from .render import short
+
+
+def attribution_table(ws: Workspace, attributions: list[Attribution], title: str) -> Table:
+    """Case, question, error type, operation (name and seq), confidence."""
+    cases = {(c.run_id, c.id): c for c in ws.cases()}
+    table = Table(title=title, title_justify="left")
+    for column in ("run", "case", "question", "error type", "operation", "seq", "conf."):
+        table.add_column(column, justify="right" if column in ("seq", "conf.") else "left")
+    graphs: dict[str, Any] = {}
+    for item in attributions:
+        case = cases.get((item.run_id, item.case_id))
+        graph = graphs.setdefault(item.run_id, ws.graph(item.run_id))
+        op = graph.op(item.op_id) if item.op_id and graph.has_op(item.op_id) else None
+        kind = item.error_type if item.determined else f"[yellow]{item.error_type}[/yellow]"
+        table.add_row(
+            graph.run.name,
+            item.case_id,
+            short(case.question if case else "", 46),
+            kind,
+            op.name if op else "-",
+            str(op.seq) if op else "-",
+            f"{item.confidence:.2f}",
+        )
+    return table
+
+
+def summary_line(attributions: list[Attribution]) -> str:
+    counts = Counter(a.error_type for a in attributions)
+    return ", ".join(f"{kind}: {n}" for kind, n in counts.most_common()) or "no failed cases"

@@ -1,0 +1,140 @@
+"""The flow method on hand-built pipelines, one per error type, plus the engine's store reuse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import memtrace as mt
+from memtrace.attribution import FlowMethod
+from memtrace.attribution.engine import attribute, make_method
+
+FACT = {"memory": "Clara adopted a dog named Pepper"}
+
+
+def build(workspace: Path, fault: str) -> str:
+    """A tiny Mem0-like run whose one question fails because of `fault`."""
+    with mt.run(workspace, name=fault, system="toy") as run:
+        with mt.op("load_session", category="construction") as op:
+            evidence = op.output(
+                "D1:1", "Clara: I adopted a dog named Pepper last month!", category="message"
+            )
+            op.output("D1:2", "Diego: Cool, I love dogs.", category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(evidence)
+            facts = ["Clara likes parks"] if fault == "extraction" else ["Clara adopted a dog named Pepper"]
+            op.output("extracted_facts", facts)
+        with mt.op("update_memory_decision", category="update") as op:
+            run.memory("mem-1").create({"memory": facts[0]}, by=op)
+            run.memory("mem-2").create({"memory": "Diego loves dogs"}, by=op)
+        if fault == "update":
+            with mt.op("update_memory_decision", category="update") as op:
+                run.memory("mem-1").update({"memory": "Clara walks her dog in the park"}, by=op)
+        if fault == "deletion":
+            with mt.op("delete_memory", category="deletion") as op:
+                run.memory("mem-1").delete(by=op)
+        case = run.case("What is the name of Clara's dog?", gold="Pepper", evidence=["D1:1"])
+        with mt.op("question", category="query"):
+            with mt.op("search", category="retrieval") as op:
+                query = op.input("query", "What is the name of Clara's dog?", category="query")
+                hit = run.memory("mem-2" if fault in ("retrieval", "deletion", "update") else "mem-1")
+                if hit.exists:
+                    op.use(hit.latest_id)
+                memory = "Diego loves dogs" if hit.unit_id == "mem-2" else facts[0]
+                context = op.output("retrieved", [memory], category="retrieved")
+            with mt.op("answer", category="response") as op:
+                op.use(query)
+                op.use(context)
+                prediction = op.output("prediction", "Rex", category="prediction")
+        case.predict("Rex", var=prediction)
+        case.judge(False, score=0.0)
+        return run.id
+
+
+@pytest.mark.parametrize(
+    ("fault", "error_type", "op_name"),
+    [
+        ("extraction", "ExtractionError", "extract_facts"),
+        ("update", "UpdateError", "update_memory_decision"),
+        ("deletion", "DeletionError", "delete_memory"),
+        ("retrieval", "RetrievalError", "search"),
+        ("response", "ResponseError", "answer"),
+    ],
+)
+def test_each_fault_is_attributed_to_its_operation(
+    tmp_path: Path, fault: str, error_type: str, op_name: str
+) -> None:
+    run_id = build(tmp_path, fault)
+    ws = mt.open(tmp_path)
+    (case,) = ws.cases(run_id)
+    for graph in (ws.graph(run_id), ws.view(run_id)):
+        result = FlowMethod().attribute(graph, case)
+        assert result.error_type == error_type, result.explanation
+        assert graph.op(result.op_id).name == op_name
+        assert 0 < result.confidence <= 1
+        assert result.path[0].id == "D1:1@1" and result.path[-1].id == result.op_id
+    if fault == "update":
+        assert "Clara walks her dog in the park" in result.explanation
+    if fault == "extraction":
+        assert "extract_facts" in result.explanation
+
+
+def test_the_second_update_is_blamed_when_the_first_kept_the_answer(tmp_path: Path) -> None:
+    with mt.run(tmp_path, name="two-updates") as run:
+        with mt.op("load_session", category="construction") as op:
+            evidence = op.output("D1:1", "Clara: I adopted a dog named Pepper!", category="message")
+        with mt.op("extract", category="extraction") as op:
+            op.use(evidence)
+            run.memory("m").create(FACT, by=op)
+        with mt.op("first_update", category="update") as op:
+            run.memory("m").update({"memory": "Clara's dog Pepper likes walks"}, by=op)
+        with mt.op("second_update", category="update") as op:
+            run.memory("m").update({"memory": "Clara likes walks"}, by=op)
+        case = run.case("What is the name of Clara's dog?", gold="Pepper", evidence=["D1:1"])
+        with mt.op("answer", category="response") as op:
+            prediction = op.output("prediction", "Rex", category="prediction")
+        case.predict("Rex", var=prediction)
+        case.judge(False)
+    ws = mt.open(tmp_path)
+    result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
+    assert (result.error_type, ws.graph(run.id).op(result.op_id).name) == ("UpdateError", "second_update")
+
+
+def test_missing_evidence_is_undetermined_with_a_reason(tmp_path: Path) -> None:
+    run_id = build(tmp_path, "response")
+    ws = mt.open(tmp_path)
+    (case,) = ws.cases(run_id)
+    case.evidence = ["D9:9"]
+    result = FlowMethod().attribute(ws.view(run_id), case)
+    assert result.error_type == "Undetermined" and result.op_id is None
+    assert "D9:9" in result.explanation
+
+
+def test_engine_stores_attributions_and_reuses_them(tmp_path: Path) -> None:
+    build(tmp_path / "ws", "update")
+    ws = mt.open(tmp_path / "ws")
+    first = attribute(ws, "flow")
+    assert [a.error_type for a in first] == ["UpdateError"]
+    ws.store.conn.execute("UPDATE attributions SET explanation='from the store'")
+    again = attribute(ws, "flow")
+    assert again[0].explanation == "from the store"
+    fresh = attribute(ws, "flow", refresh=True)
+    assert fresh[0].explanation != "from the store"
+    other = attribute(ws, make_method("flow", k=3))  # other settings: computed, not reused
+    assert other[0].explanation != "from the store"
+
+
+def test_baselines(tmp_path: Path) -> None:
+    build(tmp_path, "update")
+    ws = mt.open(tmp_path)
+    (last,) = attribute(ws, "last-op")
+    assert last.error_type == "ResponseError" and last.op_id.startswith("answer#")
+    (first,) = attribute(ws, "random")
+    (second,) = attribute(ws, make_method("random"), refresh=True)
+    assert (first.op_id, first.error_type) == (second.op_id, second.error_type)
+
+
+def test_llm_methods_without_a_client_say_what_they_need() -> None:
+    with pytest.raises(mt.MemtraceError, match="needs an LLM"):
+        make_method("agent")
