@@ -241,6 +241,35 @@ def attribute(
     write_json(json_out, [a.to_dict() for a in results])
 
 
+bench_app = typer.Typer(
+    help="Benchmarks: evidence location, MemTraceBench attribution accuracy.", no_args_is_help=True
+)
+app.add_typer(bench_app, name="bench")
+
+
+@bench_app.command("memtracebench")
+def bench_memtracebench(
+    directory: Annotated[Path, typer.Argument(help="MemTraceBench layout: <dir>/<split>/*.json.")],
+    method: Annotated[str, typer.Option(help="flow, agent, all-at-once, last-op or random.")] = "flow",
+    split: Annotated[list[str] | None, typer.Option(help="Splits to evaluate (default all).")] = None,
+    workspace: Annotated[Path | None, typer.Option(help="Keep the imported graphs here.")] = None,
+    llm: Annotated[str, typer.Option(help="offline, or openai for the LLM methods.")] = "offline",
+    model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Endpoint for --llm openai.")] = None,
+    json_out: JsonOption = None,
+) -> None:
+    """Attribution accuracy against MemTraceBench gold labels, per split, with a confusion matrix."""
+    from ..bench.memtracebench import confusion_table, evaluate_memtracebench, results_table
+
+    client = _llm_client(llm, model, base_url, workspace or Path(".")) if llm != "offline" else None
+    result = evaluate_memtracebench(
+        directory, method=method, splits=split, workspace=workspace, llm=client, console=console
+    )
+    console.print(results_table(result))
+    console.print(confusion_table(result))
+    write_json(json_out, result)
+
+
 def _llm_client(kind: str, model: str | None, base_url: str | None, workspace: Path) -> Any:
     if kind == "offline":
         return None

@@ -1,0 +1,136 @@
+"""`memtrace bench memtracebench`: score an attribution method against MemTraceBench-style gold labels.
+
+Loads `<dir>/<split>/*.json` (graph/io), runs the method on every annotated case and reports, per
+split: operation accuracy (exact `final_op_id`), error-type accuracy, the Undetermined rate,
+average tokens and seconds per case, and a confusion matrix of error types. Non-memory labels
+(AnnotationError, JudgeError) are counted apart, as the paper drops them.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..attribution.engine import make_method
+from ..attribution.model import ERROR_TYPES, UNDETERMINED, Attribution
+from ..graph import Workspace
+from ..graph.io import load_memtracebench
+
+NON_MEMORY = ("AnnotationError", "JudgeError")
+
+
+def evaluate_memtracebench(
+    directory: Path,
+    *,
+    method: str = "flow",
+    splits: list[str] | None = None,
+    workspace: Path | None = None,
+    llm: Any = None,
+    console: Console | None = None,
+) -> dict[str, Any]:
+    """Run `method` on every annotated case and score it against the gold labels."""
+    scratch = None
+    if workspace is None:
+        scratch = tempfile.TemporaryDirectory(prefix="memtracebench-")
+        workspace = Path(scratch.name)
+    try:
+        with Workspace(workspace, create=True) as ws:
+            runs = load_memtracebench(ws.store, directory, splits=splits)
+            chosen = make_method(method, llm=llm)
+            labelled = [(run, a) for run in runs for a in ws.store.annotations(run.id)]
+            cases = {(c.run_id, c.id): c for run in runs for c in ws.cases(run.id)}
+            per_split: dict[str, list[tuple[Any, Attribution]]] = defaultdict(list)
+            columns = (
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+            )
+            with Progress(*columns, console=console or Console(), transient=True) as progress:
+                task = progress.add_task(f"attributing ({method})", total=len(labelled))
+                views: dict[str, Any] = {}
+                for run, label in labelled:
+                    case = cases.get((run.id, label.case_id))
+                    if case is None:
+                        continue
+                    if run.id not in views:
+                        views.clear()
+                        views[run.id] = ws.view(run.id)
+                    per_split[run.system or "?"].append((label, chosen.attribute(views[run.id], case)))
+                    progress.advance(task)
+        return {
+            "method": method,
+            "directory": str(directory),
+            "splits": {split: score(items) for split, items in sorted(per_split.items())},
+            "all": score([item for items in per_split.values() for item in items]),
+        }
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
+
+
+def score(items: list[tuple[Any, Attribution]]) -> dict[str, Any]:
+    """Accuracies, Undetermined rate, cost and confusion matrix over (gold label, attribution) pairs."""
+    memory = [(g, a) for g, a in items if g.error_type not in NON_MEMORY]
+    n = len(memory)
+    confusion: dict[str, Counter[str]] = defaultdict(Counter)
+    for gold, got in memory:
+        confusion[gold.error_type or "?"][got.error_type] += 1
+    return {
+        "cases": n,
+        "non_memory_labels": len(items) - n,
+        "op_accuracy": _share(sum(a.op_id == g.op_id for g, a in memory), n),
+        "type_accuracy": _share(sum(a.error_type == g.error_type for g, a in memory), n),
+        "undetermined_rate": _share(sum(a.error_type == UNDETERMINED for _, a in memory), n),
+        "avg_tokens": _share(sum(a.cost.input_tokens + a.cost.output_tokens for _, a in memory), n),
+        "avg_seconds": _share(sum(a.cost.seconds for _, a in memory), n),
+        "confusion": {gold: dict(row) for gold, row in sorted(confusion.items())},
+    }
+
+
+def _share(part: float, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def results_table(result: dict[str, Any]) -> Table:
+    table = Table(title=f"MemTraceBench: {result['method']} on {result['directory']}", title_justify="left")
+    for column in ("split", "cases", "op acc.", "type acc.", "undetermined", "tokens/case", "s/case"):
+        table.add_column(column, justify="left" if column == "split" else "right")
+    rows = [*result["splits"].items(), ("all", result["all"])]
+    for split, s in rows:
+        table.add_row(
+            split,
+            str(s["cases"]),
+            _pct(s["op_accuracy"]),
+            _pct(s["type_accuracy"]),
+            _pct(s["undetermined_rate"]),
+            "-" if s["avg_tokens"] is None else f"{s['avg_tokens']:.0f}",
+            "-" if s["avg_seconds"] is None else f"{s['avg_seconds']:.3f}",
+        )
+    return table
+
+
+def confusion_table(result: dict[str, Any]) -> Table:
+    predicted = [*ERROR_TYPES, UNDETERMINED]
+    table = Table(title="Confusion (rows gold, columns attributed)", title_justify="left")
+    table.add_column("gold")
+    for kind in predicted:
+        table.add_column(kind.replace("Error", ""), justify="right")
+    for gold, row in result["all"]["confusion"].items():
+        table.add_row(gold, *(str(row.get(kind, 0)) for kind in predicted))
+    return table
+
+
+def write_result(path: Path, result: dict[str, Any]) -> None:
+    path.write_text(json.dumps(result, indent=2))
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
