@@ -106,9 +106,19 @@ def test_missing_evidence_is_undetermined_with_a_reason(tmp_path: Path) -> None:
     ws = mt.open(tmp_path)
     (case,) = ws.cases(run_id)
     case.evidence = ["D9:9"]
-    result = FlowMethod().attribute(ws.view(run_id), case)
+    result = FlowMethod(evidence="gold").attribute(ws.view(run_id), case)
     assert result.error_type == "Undetermined" and result.op_id is None
     assert "D9:9" in result.explanation
+
+
+def test_unresolvable_gold_evidence_falls_back_to_retrieved_evidence(tmp_path: Path) -> None:
+    run_id = build(tmp_path, "response")
+    ws = mt.open(tmp_path)
+    (case,) = ws.cases(run_id)
+    case.evidence = ["D9:9"]
+    result = FlowMethod().attribute(ws.view(run_id), case)
+    assert result.error_type == "ResponseError"
+    assert result.path[0].id == "D1:1@1" and "bm25" in result.path[0].note
 
 
 def test_engine_stores_attributions_and_reuses_them(tmp_path: Path) -> None:

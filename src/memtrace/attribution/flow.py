@@ -17,7 +17,7 @@ from typing import Any
 from ..graph import MEMORY_ENTRY, Case, GraphQueries, Operation, VariableVersion
 from ..graph.values import value_text
 from .anatomy import CaseAnatomy, case_anatomy
-from .evidence_basic import evidence_versions
+from .evidence import locate_evidence
 from .model import Attribution, Cost, PathStep, undetermined
 from .support import OverlapScorer, SupportScorer, Target
 
@@ -67,7 +67,7 @@ class FlowMethod:
         anatomy = case_anatomy(graph, case)
         if anatomy.answer_op is None:
             return undetermined(graph, case, self.name, anatomy.problem or "no answer operation found")
-        found = evidence_versions(graph, case, method=self.evidence, k=self.k)
+        found = locate_evidence(graph, case, method=self.evidence, k=self.k)
         if not found.versions:
             return undetermined(graph, case, self.name, found.problem or "no evidence messages found")
         texts = graph.values(found.versions)

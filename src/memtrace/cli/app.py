@@ -270,6 +270,26 @@ def bench_memtracebench(
     write_json(json_out, result)
 
 
+@bench_app.command("evidence")
+def bench_evidence(
+    source: Annotated[Path, typer.Argument(help="A workspace or a MemTraceBench directory.")],
+    k: Annotated[int, typer.Option("--k", help="Evidence messages retrieved per case.")] = 8,
+    method: Annotated[list[str] | None, typer.Option(help="bm25, dense, hybrid (repeatable).")] = None,
+    query_mode: Annotated[
+        list[str] | None, typer.Option(help="question+answer, question, question+prediction.")
+    ] = None,
+    failed_only: Annotated[bool, typer.Option(help="Only failed cases.")] = False,
+    json_out: JsonOption = None,
+) -> None:
+    """Macro and micro recall@k of the gold evidence ids for each retrieval method."""
+    from ..bench.evidence import evidence_command
+
+    options: dict[str, Any] = {"failed_only": failed_only}
+    if query_mode:
+        options["query_modes"] = query_mode
+    evidence_command(source, k, method or ["bm25", "dense", "hybrid"], json_out, console, **options)
+
+
 def _llm_client(kind: str, model: str | None, base_url: str | None, workspace: Path) -> Any:
     if kind == "offline":
         return None
