@@ -11,15 +11,16 @@ No LLM, a few milliseconds per case; `Undetermined` with the reason when it cann
 from __future__ import annotations
 
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from ..graph import MEMORY_ENTRY, Case, GraphQueries, Operation, VariableVersion
-from ..graph.values import value_text
+from ..graph.values import encode_value, value_text
 from .anatomy import CaseAnatomy, case_anatomy
 from .evidence import locate_evidence
 from .model import Attribution, Cost, PathStep, undetermined
-from .support import OverlapScorer, SupportScorer, Target
+from .support import OverlapScorer, SupportScorer, Target, value_words
 
 #: Operation categories information flows through during construction (not queries or judges).
 _CONSTRUCTION = {"construction", "extraction", "update", "deletion", "embedding", "mutation", "operation"}
@@ -37,6 +38,26 @@ class Loss:
     after: Any
 
 
+class _GraphFacts:
+    """What the flow method derives once per graph and reuses for every case of it."""
+
+    def __init__(self, graph: GraphQueries) -> None:
+        self.memory = _memory_versions(graph)
+        self.words: dict[str, frozenset[str]] = {}
+        marker = encode_value(DELETED_MARKER)[0]
+        nodes = getattr(graph, "vars", None)
+        #: Only graphs that use the shared DELETED marker need the (slower) marker checks.
+        self.has_marker = any(v.blob == marker for v in nodes.values()) if isinstance(nodes, dict) else True
+
+    def words_of(self, graph: GraphQueries, versions: list[VariableVersion]) -> dict[str, frozenset[str]]:
+        missing = [v for v in versions if v.blob and v.blob not in self.words]
+        if missing:
+            values = graph.values(missing)
+            for v in missing:
+                self.words[v.blob] = value_words(values[v.id])  # type: ignore[index]
+        return {v.id: self.words.get(v.blob, frozenset()) if v.blob else frozenset() for v in versions}
+
+
 class FlowMethod:
     """The default attribution method: deterministic, explainable, no model."""
 
@@ -46,6 +67,13 @@ class FlowMethod:
         self.scorer = scorer or OverlapScorer()
         self.evidence = evidence
         self.k = k
+        self._facts: weakref.WeakKeyDictionary[GraphQueries, _GraphFacts] = weakref.WeakKeyDictionary()
+
+    def _graph_facts(self, graph: GraphQueries) -> _GraphFacts:
+        facts = self._facts.get(graph)
+        if facts is None:
+            facts = self._facts[graph] = _GraphFacts(graph)
+        return facts
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -78,18 +106,19 @@ class FlowMethod:
             return undetermined(graph, case, self.name, "the evidence and gold answer have no content words")
         path = [PathStep("var", v.id, v.seq, f"evidence ({found.source})", True) for v in found.versions]
         question_seq = anatomy.question_seq
-        memory = [v for v in _memory_versions(graph) if v.seq < question_seq]
-        values = graph.values(memory)
-        carrying = {v.id: self.scorer.score(target, values[v.id]) for v in memory}
+        facts = self._graph_facts(graph)
+        memory = [v for v in facts.memory if v.seq < question_seq]
+        words = facts.words_of(graph, memory)
+        carrying = {v.id: self.scorer.score_words(target, words[v.id]) for v in memory}
         carrying = {k: s for k, s in carrying.items() if s >= self.scorer.threshold}
         if not carrying:
             return self._extraction_error(graph, case, found.versions, target, question_seq, path)
-        live = _live_state(graph, question_seq)
+        live = _live_state(graph, question_seq, facts.has_marker)
         live_carrying = [v for v in live.values() if v.id in carrying]
         first = min((graph.var(i) for i in carrying), key=lambda v: v.seq)
         path.append(PathStep("var", first.id, first.seq, "first memory unit version carrying it", True))
         if not live_carrying:
-            return self._loss_error(graph, case, carrying, question_seq, path)
+            return self._loss_error(graph, case, carrying, question_seq, path, facts.has_marker)
         best = max(live_carrying, key=lambda v: carrying[v.id])
         path.append(PathStep("var", best.id, best.seq, "in memory at question time", True))
         return self._question_time_error(graph, case, anatomy, target, best, carrying[best.id], path)
@@ -154,10 +183,13 @@ class FlowMethod:
         carrying: dict[str, float],
         question_seq: int,
         path: list[PathStep],
+        markers: bool,
     ) -> Attribution:
         """Memory held it once and not at question time: the earliest change that lost it."""
         units = {graph.var(i).name for i in carrying}
-        losses = [loss for unit in sorted(units) if (loss := _loss_of(graph, unit, carrying, question_seq))]
+        losses = [
+            loss for unit in sorted(units) if (loss := _loss_of(graph, unit, carrying, question_seq, markers))
+        ]
         if not losses:
             return undetermined(
                 graph, case, self.name, "memory held the information but no loss could be located", path=path
@@ -241,18 +273,22 @@ def _deleted_by_marker(graph: GraphQueries, version: VariableVersion, before: in
     return None
 
 
-def _live_state(graph: GraphQueries, seq: int) -> dict[str, VariableVersion]:
+def _live_state(graph: GraphQueries, seq: int, markers: bool) -> dict[str, VariableVersion]:
     state = graph.memory_state_at(seq - 1)
+    if not markers:
+        return state
     return {name: v for name, v in state.items() if _deleted_by_marker(graph, v, seq) is None}
 
 
-def _loss_of(graph: GraphQueries, unit: str, carrying: dict[str, float], before: int) -> Loss | None:
+def _loss_of(
+    graph: GraphQueries, unit: str, carrying: dict[str, float], before: int, markers: bool
+) -> Loss | None:
     versions = [v for v in graph.versions(unit) if v.seq < before]
     last = max((i for i, v in enumerate(versions) if v.id in carrying), default=None)
     if last is None:
         return None
     kept = versions[last]
-    marker = _deleted_by_marker(graph, kept, before)
+    marker = _deleted_by_marker(graph, kept, before) if markers else None
     if last + 1 < len(versions):
         nxt = versions[last + 1]
         producers = graph.producers(nxt.id)

@@ -8,6 +8,7 @@ any object with `prepare` and `score` works (embeddings, an LLM yes/no judge).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -18,8 +19,26 @@ from ..retrieval.stem import porter_stem
 _GENERIC = {"said", "say", "says", "told", "just", "really", "yeah", "oh", "also", "like", "got", "get"}
 
 
+@functools.lru_cache(maxsize=262_144)
 def content_stems(text: str) -> frozenset[str]:
     return frozenset(porter_stem(t) for t in tokenize(text, stopwords=True) if t not in _GENERIC)
+
+
+def value_words(value: Any) -> frozenset[str]:
+    """Content words of a value; lists and dicts word by element, so shared elements are tokenised once.
+
+    A long-context memory is a list that grows by one message per version: element-wise caching
+    turns tokenising all its versions from quadratic into linear work.
+    """
+    if value is None:
+        return frozenset()
+    if isinstance(value, str):
+        return content_stems(value)
+    if isinstance(value, (list, tuple)):
+        return frozenset().union(*(value_words(item) for item in value)) if value else frozenset()
+    if isinstance(value, dict):
+        return frozenset().union(*(value_words(item) for item in value.values())) if value else frozenset()
+    return content_stems(value_text(value))
 
 
 @dataclass(slots=True)
@@ -41,6 +60,8 @@ class SupportScorer(Protocol):
     def prepare(self, question: str, gold: list[str], evidence: list[tuple[str, str]]) -> Target: ...
 
     def score(self, target: Target, value: Any) -> float: ...
+
+    def score_words(self, target: Target, words: frozenset[str]) -> float: ...
 
 
 class OverlapScorer:
@@ -68,7 +89,10 @@ class OverlapScorer:
         return Target(keys, frozenset(answer), labels)
 
     def score(self, target: Target, value: Any) -> float:
-        words = content_stems(value_text(value)) if value is not None else frozenset()
+        return self.score_words(target, value_words(value))
+
+    def score_words(self, target: Target, words: frozenset[str]) -> float:
+        """The score from a value's precomputed content words (callers cache them per blob)."""
         best = 0.0
         for key in target.keys:
             if key:
