@@ -148,3 +148,55 @@ def test_baselines(tmp_path: Path) -> None:
 def test_llm_methods_without_a_client_say_what_they_need() -> None:
     with pytest.raises(mt.MemtraceError, match="needs an LLM"):
         make_method("agent")
+
+
+class YesNoClientDouble:
+    """A test double of the LLM client: says a text carries the information when it names Pepper."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    def chat(self, messages: list[dict[str, str]], **options: object) -> object:
+        prompt = messages[-1]["content"]
+        self.prompts.append(prompt)
+        text = prompt.split("---\n")[1]
+        return type("Reply", (), {"data": {"carries": "Pepper" in text}, "text": ""})()
+
+
+@pytest.mark.parametrize("kind", ["embedding", "llm"])
+def test_other_support_scorers_reach_the_same_verdicts(tmp_path: Path, kind: str) -> None:
+    from memtrace.attribution.engine import make_scorer
+
+    double = YesNoClientDouble() if kind == "llm" else None
+    for fault, expected in [("update", "UpdateError"), ("retrieval", "RetrievalError")]:
+        run_id = build(tmp_path / fault, fault)
+        ws = mt.open(tmp_path / fault)
+        (case,) = ws.cases(run_id)
+        result = FlowMethod(make_scorer(kind, double)).attribute(ws.view(run_id), case)
+        assert result.error_type == expected, result.explanation
+    if double is not None:
+        assert double.prompts and "What is the name of Clara's dog?" in double.prompts[0]
+
+
+def test_a_deletion_by_shared_marker_node_is_a_deletion_error(tmp_path: Path) -> None:
+    """MemBase's Mem0 graphs delete an entry by linking it to a shared node whose value is DELETED."""
+    with mt.run(tmp_path, name="marker") as run:
+        with mt.op("load_session", category="construction") as op:
+            evidence = op.output("D1:1", "Clara: I adopted a dog named Pepper!", category="message")
+        with mt.op("memory_system.extract_facts", category="extraction") as op:
+            op.use(evidence)
+            entry = op.output(
+                "mem-1", {"memory": "Clara adopted a dog named Pepper"}, category="memory_entry"
+            )
+        with mt.op("memory_system.update_memory_decision", category="update") as op:
+            op.use(entry)
+            op.output("deleted", "DELETED")
+        case = run.case("What is the name of Clara's dog?", gold="Pepper", evidence=["D1:1"])
+        with mt.op("question-answering", category="response") as op:
+            prediction = op.output("prediction", "Rex", category="prediction")
+        case.predict("Rex", var=prediction)
+        case.judge(False)
+    ws = mt.open(tmp_path)
+    result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
+    assert result.error_type == "DeletionError"
+    assert ws.graph(run.id).op(result.op_id).name == "memory_system.update_memory_decision"

@@ -21,10 +21,33 @@ METHODS = ("flow", "agent", "all-at-once", "last-op", "random")
 Progress = Callable[[int, int], None]
 
 
-def make_method(name: str, *, llm: Any = None, seed: int = 0, **options: Any) -> AttributionMethod:
+def make_scorer(kind: str, llm: Any = None) -> Any:
+    """The flow method's support scorer: overlap (default), embedding, or an LLM yes/no judge."""
+    from .support import EmbeddingScorer, LLMScorer, OverlapScorer
+
+    if kind == "overlap":
+        return OverlapScorer()
+    if kind == "embedding":
+        from ..retrieval import HashingEmbedder
+
+        return EmbeddingScorer(llm if llm is not None else HashingEmbedder())
+    if kind == "llm":
+        if llm is None:
+            from ..graph import MemtraceError
+
+            raise MemtraceError("the llm support scorer needs an LLM: pass --llm openai --model ...")
+        return LLMScorer(llm)
+    from ..graph import MemtraceError
+
+    raise MemtraceError(f"unknown support scorer {kind!r} (choose overlap, embedding or llm)")
+
+
+def make_method(
+    name: str, *, llm: Any = None, seed: int = 0, scorer: str = "overlap", **options: Any
+) -> AttributionMethod:
     """An attribution method by name; the LLM methods need a client."""
     if name == "flow":
-        return FlowMethod(**options)
+        return FlowMethod(make_scorer(scorer, llm), **options)
     if name == "last-op":
         return LastOpMethod()
     if name == "random":
@@ -65,9 +88,10 @@ def attribute(
     refresh: bool = False,
     progress: Progress | None = None,
     llm: Any = None,
+    scorer: str = "overlap",
 ) -> list[Attribution]:
     """Attributions for every failed case (of one run / one case when given)."""
-    chosen = method if not isinstance(method, str) else make_method(method, llm=llm)
+    chosen = method if not isinstance(method, str) else make_method(method, llm=llm, scorer=scorer)
     key = settings_key(chosen.settings())
     cases = failed_cases(ws, run, case)
     results: list[Attribution] = []

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..graph import MEMORY_ENTRY, Case, GraphQueries, Operation, VariableVersion
 from ..graph.values import encode_value, value_text
+from ..llm import usage_scope
 from .anatomy import CaseAnatomy, case_anatomy
 from .evidence import locate_evidence
 from .model import Attribution, Cost, PathStep, undetermined
@@ -85,8 +86,12 @@ class FlowMethod:
 
     def attribute(self, graph: GraphQueries, case: Case) -> Attribution:
         started = time.perf_counter()
-        result = self._attribute(graph, case)
-        result.cost = Cost(seconds=time.perf_counter() - started)
+        with usage_scope(f"flow {case.id}") as usage:  # counts tokens when the scorer uses an LLM
+            result = self._attribute(graph, case)
+        spent = usage.usage
+        result.cost = Cost(
+            spent.calls, spent.input_tokens, spent.output_tokens, seconds=time.perf_counter() - started
+        )
         return result
 
     # -- the taxonomy, in order -----------------------------------------------------------------
@@ -108,8 +113,12 @@ class FlowMethod:
         question_seq = anatomy.question_seq
         facts = self._graph_facts(graph)
         memory = [v for v in facts.memory if v.seq < question_seq]
-        words = facts.words_of(graph, memory)
-        carrying = {v.id: self.scorer.score_words(target, words[v.id]) for v in memory}
+        if isinstance(self.scorer, OverlapScorer):  # words cached per blob across cases
+            words = facts.words_of(graph, memory)
+            carrying = {v.id: self.scorer.score_words(target, words[v.id]) for v in memory}
+        else:
+            values = graph.values(memory)
+            carrying = {v.id: self.scorer.score(target, values[v.id]) for v in memory}
         carrying = {k: s for k, s in carrying.items() if s >= self.scorer.threshold}
         if not carrying:
             return self._extraction_error(graph, case, found.versions, target, question_seq, path)

@@ -216,6 +216,9 @@ def attribute(
         str | None, typer.Option(help="Endpoint for --llm openai (or OPENAI_BASE_URL).")
     ] = None,
     refresh: Annotated[bool, typer.Option(help="Recompute instead of reusing stored attributions.")] = False,
+    scorer: Annotated[
+        str, typer.Option(help="flow's support scorer: overlap, embedding or llm.")
+    ] = "overlap",
     json_out: JsonOption = None,
 ) -> None:
     """Attribute every failed case: the earliest decisive faulty operation and its error type."""
@@ -234,6 +237,7 @@ def attribute(
                 case=case,
                 refresh=refresh,
                 llm=client,
+                scorer=scorer,
                 progress=lambda done, total: progress.update(task, completed=done, total=total),
             )
         console.print(attribution_table(ws, results, f"Attributions ({method}) in {workspace}"))
