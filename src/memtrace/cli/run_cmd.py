@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -13,23 +12,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..datasets import load_dataset
-from ..graph import MemtraceError
-from ..systems import MemorySystem, RunResult, run_conversation
-
-#: System name -> "module:Class" (imported on demand so one broken system does not break the rest).
-SYSTEMS = {
-    "long_context": "memtrace.systems.long_context:LongContext",
-    "rag": "memtrace.systems.rag:RAGSystem",
-    "mem0": "memtrace.systems.mem0:Mem0System",
-    "evermemos": "memtrace.systems.evermemos:EverMemOSSystem",
-}
-
-
-def system_class(name: str) -> type[MemorySystem]:
-    if name not in SYSTEMS:
-        raise MemtraceError(f"unknown system {name!r} (choose {', '.join(SYSTEMS)} or all)")
-    module, _, attr = SYSTEMS[name].partition(":")
-    return getattr(importlib.import_module(module), attr)
+from ..systems import RunResult, run_conversation
+from ..systems.registry import SYSTEMS, system_class
 
 
 def system_names(spec: str) -> list[str]:

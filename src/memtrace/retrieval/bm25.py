@@ -54,6 +54,16 @@ class BM25Index:
         self._lock = threading.Lock()
         self.add(documents)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable for replay snapshots; the lock is per process and made anew."""
+        state = dict(self.__dict__)
+        state.pop("_lock", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     @property
     def documents(self) -> list[str]:
         """The indexed texts in the order they were added (a copy)."""

@@ -15,7 +15,7 @@ import itertools
 import math
 import threading
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -70,6 +70,18 @@ class HashingEmbedder:
         self.char_weight = char_weight
         self.char_ngrams = char_ngrams
         # Per-instance caches: a conversation reuses a few thousand words, each hashed once.
+        self._word = functools.lru_cache(maxsize=1 << 16)(self._word_features)
+        self._bigram = functools.lru_cache(maxsize=1 << 16)(self._bigram_feature)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable (replay snapshots a system with its indexes): the per-instance caches stay behind."""
+        state = dict(self.__dict__)
+        state.pop("_word", None)
+        state.pop("_bigram", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
         self._word = functools.lru_cache(maxsize=1 << 16)(self._word_features)
         self._bigram = functools.lru_cache(maxsize=1 << 16)(self._bigram_feature)
 
@@ -158,6 +170,16 @@ class DenseIndex:
         self.min_score = min_score
         self._lock = threading.Lock()
         self.add(texts)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable for replay snapshots; the lock is per process and made anew."""
+        state = dict(self.__dict__)
+        state.pop("_lock", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     @property
     def documents(self) -> list[str]:

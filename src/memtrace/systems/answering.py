@@ -45,7 +45,7 @@ def answer_question(
         else:
             text, support = extract_answer(question.question, as_facts(context), config.min_answer_support)
             op.set(support=round(support, 3))
-        var = op.output("prediction", text, category="prediction")
+        text, var = op.produce("prediction", text, category="prediction")
     return Answer(text, var, context)
 
 

@@ -43,20 +43,28 @@ class LongContext(MemorySystem):
         unit = run.memory(UNIT)
         with mt.op("memory_update", category="update") as op:
             op.use(message.var)
-            self.entries.append(entry)
-            self.tokens += estimate_tokens(entry)
+            entries = [*self.entries, entry]
             if unit.exists:
-                unit.update(list(self.entries), by=op)
+                unit.update(entries, by=op)
             else:
-                unit.create(list(self.entries), by=op)
+                unit.create(entries, by=op)
+            self._follow(unit.applied, entries)
         if self.tokens > self.config.max_tokens:
             with mt.op("trim_memory", category="update", max_tokens=self.config.max_tokens) as op:
-                dropped = 0
-                while self.tokens > self.config.max_tokens and len(self.entries) > 1:
-                    self.tokens -= estimate_tokens(self.entries.pop(0))
-                    dropped += 1
-                op.set(dropped=dropped)
-                unit.update(list(self.entries), by=op)
+                entries, tokens = list(self.entries), self.tokens
+                while tokens > self.config.max_tokens and len(entries) > 1:
+                    tokens -= estimate_tokens(entries.pop(0))
+                op.set(dropped=len(self.entries) - len(entries))
+                unit.update(entries, by=op)
+                self._follow(unit.applied, entries)
+
+    def _follow(self, applied: tuple[str, object], entries: list[str]) -> None:
+        """Keep the in-process memory equal to what was recorded (a replay patch may differ)."""
+        action, value = applied
+        if action == "cancelled":
+            return
+        self.entries = list(value) if isinstance(value, list) else ([] if action == "delete" else entries)
+        self.tokens = sum(estimate_tokens(e) for e in self.entries)
 
     def answer(self, question: Question) -> Answer:
         unit = self.recorder.memory(UNIT)
@@ -64,10 +72,10 @@ class LongContext(MemorySystem):
             query = op.input("query", question.question, category="query")
             if unit.exists:
                 op.use(unit.latest_id)
-            context = op.output("retrieved", list(self.entries), category="retrieved")
+            entries, context = op.produce("retrieved", list(self.entries), category="retrieved")
         return answer_question(
             question,
-            list(self.entries),
+            entries,
             config=self.config,
             llm=self.llm,
             context_var=context,

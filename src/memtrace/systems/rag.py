@@ -77,11 +77,14 @@ class RAGSystem(MemorySystem):
             for var, _ in self.buffer:
                 op.use(var)
             text = "\n".join(line for _, line in self.buffer)
-            unit_id = f"doc-{len(self.documents) + 1}"
-            run.memory(unit_id).create(text, by=op)
-            self.index.add([text])
-            self.documents.append(text)
-            self.doc_units.append(unit_id)
+            unit_id = f"doc-{len(self.doc_units) + 1}"
+            unit = run.memory(unit_id)
+            unit.create(text, by=op)
+            action, value = unit.applied
+            if action != "cancelled" and isinstance(value, str):
+                self.index.add([value])
+                self.documents.append(value)
+                self.doc_units.append(unit_id)
             self.buffer_var = op.output(BUFFER, [], category="buffer")
         self.buffer, self.buffer_tokens = [], 0
 
@@ -94,7 +97,7 @@ class RAGSystem(MemorySystem):
                 op.use(run.memory(self.doc_units[hit.index]).latest_id)
             context = [self.documents[hit.index] for hit in hits]
             op.set(ranking=[[self.doc_units[h.index], round(h.score, 4)] for h in hits])
-            context_var = op.output("retrieved", context, category="retrieved")
+            context, context_var = op.produce("retrieved", context, category="retrieved")
         return answer_question(
             question, context, config=self.config, llm=self.llm, context_var=context_var, query_var=query
         )

@@ -2,22 +2,27 @@
 
 Messages enter the graph as variables named by their dialogue id (`D3:1@1`, category `message`),
 which is what gold evidence ids and MemTraceBench annotations point at. Each question becomes a
-case whose prediction variable, verdict and token usage are recorded.
+case whose prediction variable, verdict and token usage are recorded. After every session and
+after construction the runner saves a snapshot of the system's state (snapshots.py), so a replay
+can restart from there instead of from the first message.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import memtrace as mt
 
-from ..datasets import Conversation
+from ..datasets import Conversation, Question
 from ..eval import Judge, make_judge
 from ..llm import usage_scope
+from ..trace import Recorder
 from .base import MemorySystem, Message
+from .snapshots import SnapshotWriter
 
 
 @dataclass(slots=True)
@@ -63,14 +68,11 @@ def run_conversation(
     progress: Progress | None = None,
     name: str | None = None,
     metadata: dict[str, Any] | None = None,
+    snapshots: bool = True,
 ) -> RunResult:
     """Record `system` ingesting `conversation` and answering its questions into `workspace`."""
-    import time
-
     judge = judge if judge is not None else make_judge(client=system.llm)
     started = time.perf_counter()
-    turns = sum(len(s.turns) for s in conversation.sessions)
-    steps = turns + len(conversation.questions)
     with mt.run(
         workspace,
         name=name or f"{system.name}/{conversation.id}",
@@ -81,64 +83,101 @@ def run_conversation(
         metadata={"llm": getattr(system.llm, "model", None) or "offline", **(metadata or {})},
     ) as run:
         result = RunResult(run.id, system.name, conversation.id)
+        writer = SnapshotWriter(workspace, run, conversation) if snapshots and run.id else None
         system.start(run, conversation)
-        done = 0
-        for session in conversation.sessions:
-            with mt.op("load_session", category="construction", session=session.index) as op:
-                op.output(f"session_{session.index}.date", session.date, category="session_date")
-                messages = [
-                    Message(
-                        turn,
-                        op.output(turn.dia_id, f"{turn.speaker}: {turn.rendered()}", category="message"),
-                        session,
-                    )
-                    for turn in session.turns
-                ]
-            for message in messages:
-                system.ingest(message)
-                done += 1
-                if progress:
-                    progress("construction", done, steps)
-            system.end_session(session)
-        system.finish()
-        for question in conversation.questions:
-            case = run.case(
-                question.question,
-                gold=question.answers,
-                evidence=question.evidence,
-                category=question.category,
-                id=question.id,
-                metadata={"category_raw": question.category_raw},
-            )
-            with usage_scope(f"case {question.id}") as usage, mt.op("question", category="query") as op:
-                op.output("question", question.question, category="query")
-                answer = system.answer(question)
-                verdict = judge.judge(
-                    question.question,
-                    question.answers,
-                    answer.text,
-                    category=question.category_raw
-                    if question.category_raw is not None
-                    else question.category,
-                    prediction_var=answer.var,
-                )
-            case.predict(answer.text, var=answer.var)
-            case.judge(verdict.correct, verdict.score, method=verdict.method)
-            result.cases.append(
-                CaseResult(
-                    question.id,
-                    question.question,
-                    question.category,
-                    question.answers,
-                    answer.text,
-                    verdict.correct,
-                    verdict.score,
-                    usage.usage.input_tokens,
-                    usage.usage.output_tokens,
-                )
-            )
-            done += 1
-            if progress:
-                progress("questions", done, steps)
+        steps = sum(len(s.turns) for s in conversation.sessions) + len(conversation.questions)
+        construct(system, conversation, run, writer=writer, progress=progress, steps=steps)
+        result.cases = answer_questions(
+            system, conversation.questions, run, judge, progress=progress, steps=steps
+        )
     result.seconds = time.perf_counter() - started
     return result
+
+
+def construct(
+    system: MemorySystem,
+    conversation: Conversation,
+    run: Recorder,
+    *,
+    from_session: int = 0,
+    writer: SnapshotWriter | None = None,
+    progress: Progress | None = None,
+    steps: int = 0,
+) -> None:
+    """The construction stage, from session `from_session` on (a replay resumes mid-conversation)."""
+    done = sum(len(s.turns) for s in conversation.sessions[:from_session])
+    for position, session in enumerate(conversation.sessions[from_session:], start=from_session):
+        with mt.op("load_session", category="construction", session=session.index) as op:
+            op.output(f"session_{session.index}.date", session.date, category="session_date")
+            messages = [
+                Message(
+                    turn,
+                    op.output(turn.dia_id, f"{turn.speaker}: {turn.rendered()}", category="message"),
+                    session,
+                )
+                for turn in session.turns
+            ]
+        for message in messages:
+            system.ingest(message)
+            done += 1
+            if progress:
+                progress("construction", done, steps)
+        system.end_session(session)
+        if writer is not None and position + 1 < len(conversation.sessions):
+            writer.save(system, f"session-{position + 1}", position + 1)
+    system.finish()
+    if writer is not None:
+        writer.save(system, "construction", len(conversation.sessions))
+
+
+def answer_questions(
+    system: MemorySystem,
+    questions: Iterable[Question],
+    run: Recorder,
+    judge: Judge,
+    *,
+    progress: Progress | None = None,
+    steps: int = 0,
+) -> list[CaseResult]:
+    """The question stage: one recorded case per question, answered and judged."""
+    results = []
+    questions = list(questions)
+    done = steps - len(questions)
+    for question in questions:
+        case = run.case(
+            question.question,
+            gold=question.answers,
+            evidence=question.evidence,
+            category=question.category,
+            id=question.id,
+            metadata={"category_raw": question.category_raw},
+        )
+        with usage_scope(f"case {question.id}") as usage, mt.op("question", category="query") as op:
+            op.output("question", question.question, category="query")
+            answer = system.answer(question)
+            verdict = judge.judge(
+                question.question,
+                question.answers,
+                answer.text,
+                category=question.category_raw if question.category_raw is not None else question.category,
+                prediction_var=answer.var,
+            )
+        case.predict(answer.text, var=answer.var)
+        case.judge(verdict.correct, verdict.score, method=verdict.method)
+        results.append(
+            CaseResult(
+                question.id,
+                question.question,
+                question.category,
+                question.answers,
+                answer.text,
+                verdict.correct,
+                verdict.score,
+                usage.usage.input_tokens,
+                usage.usage.output_tokens,
+            )
+        )
+        done += 1
+        if progress:
+            progress("questions", done, steps)
+    return results

@@ -12,14 +12,25 @@ if TYPE_CHECKING:
     from .scope import NoopOp, OpScope
 
 
-class MemoryUnit:
-    """A handle on one memory unit; each change writes a new version made by an operation."""
+#: Memory patches (replay): cancel the change the operation makes to a unit, or turn it into a deletion.
+CANCEL = "__memtrace_cancel__"
+DELETE = "__memtrace_delete__"
 
-    __slots__ = ("recorder", "unit_id")
+
+class MemoryUnit:
+    """A handle on one memory unit; each change writes a new version made by an operation.
+
+    After each change `applied` says what really happened — ("create" | "update" | "delete" |
+    "cancelled", value) — which differs from what was asked when a replay patch intervenes; a
+    system keeps its own store in step with it.
+    """
+
+    __slots__ = ("applied", "recorder", "unit_id")
 
     def __init__(self, recorder: Recorder, unit_id: str) -> None:
         self.recorder = recorder
         self.unit_id = unit_id
+        self.applied: tuple[str, Any] = ("none", None)
 
     @property
     def exists(self) -> bool:
@@ -63,11 +74,26 @@ class MemoryUnit:
             state = "was deleted" if self.version else "was never created"
             raise ValueError(f"cannot {action} memory unit {self.unit_id!r}: it {state}")
 
-    def _write(self, value: Any, by: OpScope | NoopOp | None, *, deleted: bool, metadata: dict) -> str:
+    def _write(self, value: Any, by: OpScope | NoopOp | None, *, deleted: bool, metadata: dict) -> str | None:
         recorder = self.recorder
         op = by if by is not None else current_op_var.get()
         op_id = getattr(op, "id", None)
         previous = recorder.latest(self.unit_id)
+        action = "delete" if deleted else ("update" if previous is not None and not previous[3] else "create")
+        patch = recorder.patch_for(op_id)
+        if patch is not None and self.unit_id in patch.get("memory", {}):
+            override = patch["memory"][self.unit_id]
+            if override == CANCEL:
+                self.applied = ("cancelled", None)
+                return None
+            if override == DELETE:
+                if previous is None or previous[3]:
+                    self.applied = ("cancelled", None)
+                    return None
+                deleted, value, action = True, None, "delete"
+            else:
+                value = override
+        self.applied = (action, value)
         if op_id is not None and previous is not None and not previous[3]:
             recorder.edge(op_id, previous[2], "in")
         blob = None if deleted else recorder.blob_for(value)

@@ -11,22 +11,23 @@ from typing import Any
 class NoopMemoryUnit:
     """A memory unit handle that records nothing."""
 
-    __slots__ = ("unit_id",)
+    __slots__ = ("applied", "unit_id")
     exists = False
     version = 0
     latest_id = None
 
     def __init__(self, unit_id: str) -> None:
         self.unit_id = unit_id
+        self.applied: tuple[str, Any] = ("none", None)
 
     def create(self, value: Any, by: Any = None, **metadata: Any) -> None:
-        return None
+        self.applied = ("create", value)
 
     def update(self, value: Any, by: Any = None, **metadata: Any) -> None:
-        return None
+        self.applied = ("update", value)
 
     def delete(self, by: Any = None, **metadata: Any) -> None:
-        return None
+        self.applied = ("delete", None)
 
 
 class NoopCase:

@@ -51,8 +51,12 @@ class Recorder:
         capture_source: bool = False,
         flush_every: int = DEFAULT_FLUSH_EVERY,
         store: Store | None = None,
+        resume_from: tuple[str, int] | None = None,
+        patches: dict[str, dict[str, Any]] | None = None,
     ) -> None:
-        self.store = store if store is not None else Store(workspace, ingest=False)
+        self._resumed_latest: dict[str, tuple[int, str | None, str, bool]] = {}
+        self._resumed_by_blob: dict[str, str] = {}
+        self.store = store if store is not None else Store(workspace, ingest=resume_from is not None)
         self._owns_store = store is None
         self.capture_source = capture_source
         self.flush_every = flush_every
@@ -68,10 +72,19 @@ class Recorder:
             metadata=dict(metadata or {}),
             created_at=time.time(),
         )
-        self.store.insert_run(self.run)
+        #: op id -> patch: {"outputs": {name: value}, "memory": {unit: value | CANCEL | DELETE}}
+        self.patches: dict[str, dict[str, Any]] = dict(patches or {})
+        self.patched: list[str] = []  # the patched operations that actually ran
+        if self.patches:
+            self.run.metadata.setdefault("replay", {})["patches"] = self.patches
+        start_seq = 1
+        if resume_from is None:
+            self.store.insert_run(self.run)
+        else:
+            start_seq = self._resume(*resume_from)
         self.id = self.run.id
         self._journal = JournalWriter(journal_path(self.store.path.parent, self.id))
-        self.next_seq = itertools.count(1).__next__
+        self.next_seq = itertools.count(start_seq).__next__
         self._ops: list[tuple] = []
         self._vars: list[tuple] = []
         self._edges: list[tuple] = []
@@ -80,8 +93,8 @@ class Recorder:
         self._dirty_cases: dict[str, None] = {}
         self._seen_blobs: set[str] = set()
         # name -> (latest version, its content hash, its id, deleted?)
-        self._latest: dict[str, tuple[int, str | None, str, bool]] = {}
-        self._by_blob: dict[str, str] = {}
+        self._latest: dict[str, tuple[int, str | None, str, bool]] = dict(self._resumed_latest)
+        self._by_blob: dict[str, str] = dict(self._resumed_by_blob)
         self._tracked: dict[int, str] = {}
         self._open_ops: dict[str, OpScope] = {}
         self._version_lock = threading.Lock()
@@ -90,6 +103,34 @@ class Recorder:
         self._token: Any = None
         self._closed = False
         _live_recorders.add(self)
+
+    def _resume(self, parent: str, upto_seq: int) -> int:
+        """Start as a copy of run `parent` up to `upto_seq`: its rows and its variables' latest versions.
+
+        Replay re-executes from there; everything before is reused as recorded.
+        """
+        from ..graph.copying import copy_prefix, latest_versions
+
+        self.run.parent_run = parent
+        self.run.metadata.setdefault("replay", {})["resumed_after_seq"] = upto_seq
+        with self.store.transaction() as conn:
+            self.store.insert_run_in(conn, self.run)
+            copy_prefix(conn, parent, self.run.id, upto_seq)
+            rows = latest_versions(conn, parent, upto_seq)
+        self._resumed_latest = {
+            name: (version, blob, vid, bool(deleted)) for name, version, blob, vid, deleted, *_ in rows
+        }
+        self._resumed_by_blob = {blob: vid for _, _, blob, vid, _, *_ in rows if blob}
+        return upto_seq + 1
+
+    def patch_for(self, op_id: str | None) -> dict[str, Any] | None:
+        """The patch registered for an operation (None when it runs as recorded)."""
+        if op_id is None or not self.patches:
+            return None
+        patch = self.patches.get(op_id)
+        if patch is not None and op_id not in self.patched:
+            self.patched.append(op_id)
+        return patch
 
     # -- recording primitives (used by OpScope, MemoryUnit, CaseHandle) -----------------------
 

@@ -116,6 +116,17 @@ class OpScope:
         recorder._edges.append((recorder.id, self.id, var_id, "out", None, None))
         return var_id
 
+    def produce(self, name: str, value: Any, category: str = "value", **metadata: Any) -> tuple[Any, str]:
+        """Record an output the pipeline goes on to use, and return (the value to use, its id).
+
+        During a replay a patch may replace the value: the pipeline must carry on with the returned
+        one, which is what makes a recorded run re-executable with one operation changed.
+        """
+        patch = self.recorder.patch_for(self.id)
+        if patch is not None and name in patch.get("outputs", {}):
+            value = patch["outputs"][name]
+        return value, self.output(name, value, category, **metadata)
+
     def mutated(self, obj: Any, name: str | None = None, category: str = "value") -> str:
         """Record an in-place change of a Python object as a new version of its variable.
 
@@ -165,6 +176,9 @@ class NoopOp:
 
     def output(self, name: str, value: Any, category: str = "value", **metadata: Any) -> None:
         return None
+
+    def produce(self, name: str, value: Any, category: str = "value", **metadata: Any) -> tuple[Any, None]:
+        return value, None
 
     def mutated(self, obj: Any, name: str | None = None, category: str = "value") -> None:
         return None

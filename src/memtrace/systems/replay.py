@@ -1,0 +1,133 @@
+"""Re-execute a recorded run with some operations' outputs changed: the graph made executable.
+
+`replay(workspace, run, patches)` finds the earliest patched operation, restarts the system from
+the last snapshot before it (everything earlier is copied from the original run, not re-run),
+re-executes from there with the patches applied, and answers the chosen questions. The result is
+a new run whose `parent_run` is the original and whose metadata lists the patches. Offline the
+systems are deterministic, so an unpatched replay reproduces the original exactly; with an LLM,
+unchanged prompts are answered from the record/replay cache.
+
+A patch, keyed by operation id:
+    {"outputs": {"extracted_facts": [...]}}           replace an output the system goes on to use
+    {"memory": {"mem-3": CANCEL | DELETE | value}}     cancel, delete or rewrite a memory change
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..eval import make_judge
+from ..graph import MemtraceError, NotFoundError, Workspace
+from ..trace import Recorder
+from ..trace.memory import CANCEL, DELETE
+from .registry import system_class
+from .runner import CaseResult, answer_questions, construct
+from .snapshots import load_snapshots, restore
+
+__all__ = ["CANCEL", "DELETE", "ReplayResult", "replay"]
+
+
+@dataclass(slots=True)
+class ReplayResult:
+    """The replayed run and what its questions came out as."""
+
+    run_id: str
+    parent_run: str
+    patched: list[str]
+    cases: list[CaseResult] = field(default_factory=list)
+    resumed_after_seq: int = 0
+    seconds: float = 0.0
+
+    def case(self, case_id: str) -> CaseResult:
+        for result in self.cases:
+            if result.id == case_id:
+                return result
+        raise NotFoundError(f"replay {self.run_id} did not answer case {case_id!r}")
+
+
+def replay(
+    workspace: str | Path,
+    run: str,
+    patches: dict[str, dict[str, Any]] | None = None,
+    *,
+    cases: list[str] | None = None,
+    llm: Any = None,
+    name: str | None = None,
+) -> ReplayResult:
+    """Re-execute run `run` with `patches` applied; answer `cases` (default: all of its questions)."""
+    started = time.perf_counter()
+    patches = dict(patches or {})
+    with Workspace(workspace) as ws:
+        original = ws.run(run)
+        graph = ws.graph(original.id)
+        patch_seqs = [graph.op(op_id).seq for op_id in patches]  # NotFoundError names a bad op id
+    conversation, snapshots = load_snapshots(workspace, original.id)
+    if not snapshots:
+        raise MemtraceError(f"run {original.id} has no snapshots to resume from")
+    wanted = [q for q in conversation.questions if cases is None or q.id in cases]
+    if cases is not None and len(wanted) != len(set(cases)):
+        missing = sorted(set(cases) - {q.id for q in wanted})
+        raise NotFoundError(f"run {original.id} has no question(s) {', '.join(missing)}")
+    first_patch = min(patch_seqs, default=2**62)
+    construction = next(s for s in snapshots if s.label == "construction")
+    system = system_class(original.system or "")(
+        system_class(original.system or "").Config(**original.config), llm=llm
+    )
+    if first_patch > construction.seq:
+        # Question stage: start at the first wanted question so its operations keep their seqs.
+        snapshot = construction
+        resume_seq = _question_start(workspace, original.id, wanted) - 1 if wanted else construction.seq
+    else:
+        snapshot = max((s for s in snapshots if s.seq < first_patch), key=lambda s: s.seq, default=None)
+        if snapshot is None:
+            snapshot = snapshots[0]
+            resume_seq = 0
+        else:
+            resume_seq = snapshot.seq
+    recorder = Recorder(
+        workspace,
+        name=name or f"{original.name}~replay",
+        system=original.system,
+        dataset=original.dataset,
+        conversation=original.conversation,
+        config=original.config,
+        metadata={"llm": getattr(llm, "model", None) or "offline"},
+        resume_from=(original.id, resume_seq),
+        patches=patches,
+    )
+    with recorder:
+        system.start(recorder, conversation)
+        if resume_seq >= construction.seq:
+            restore(system, construction, recorder, conversation)
+        else:
+            if resume_seq > 0:
+                restore(system, snapshot, recorder, conversation)
+            construct(system, conversation, recorder, from_session=snapshot.next_session if resume_seq else 0)
+        results = answer_questions(system, wanted, recorder, make_judge(client=llm))
+        patched = list(recorder.patched)
+    return ReplayResult(
+        recorder.id,
+        original.id,
+        patched,
+        results,
+        resume_seq,
+        time.perf_counter() - started,
+    )
+
+
+def _question_start(workspace: str | Path, run_id: str, wanted: list[Any]) -> int:
+    """The seq of the `question` operation of the first wanted case in the original run."""
+    with Workspace(workspace) as ws:
+        graph = ws.graph(run_id)
+        cases = {c.id: c for c in ws.cases(run_id)}
+        first = cases.get(wanted[0].id)
+        if first is None or not first.prediction_var:
+            raise NotFoundError(f"run {run_id}: case {wanted[0].id} was never answered")
+        answer = graph.producers(first.prediction_var)[-1]
+        scope = graph.op(answer.parent_op) if answer.parent_op else answer
+        while scope.name != "question" and scope.parent_op:
+            scope = graph.op(scope.parent_op)
+        return scope.seq

@@ -1,0 +1,82 @@
+"""System-state snapshots saved while a run records, so a replay restarts near its patch.
+
+A snapshot is the system's state (its memory store and indexes, pickled without its model client
+or recorder) at a point between two operations, marked by a seq that no row uses: every row
+before it belongs to the past, every row after it to the future. Files live beside the journal:
+`<workspace>/snapshots/<run>/<label>.pkl`, plus the conversation itself, so a replay needs neither
+the dataset file nor the original process.
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..datasets import Conversation
+from ..graph import MemtraceError
+from ..trace import Recorder
+from .base import MemorySystem
+
+SNAPSHOT_DIR = "snapshots"
+_TRANSIENT = ("run", "llm", "conversation")
+
+
+def snapshot_dir(workspace: str | Path, run_id: str) -> Path:
+    return Path(workspace) / SNAPSHOT_DIR / run_id
+
+
+@dataclass(slots=True)
+class Snapshot:
+    label: str
+    seq: int  # the marker: rows with a smaller seq happened before the snapshot
+    next_session: int  # the session construction resumes at
+    path: Path
+
+    def state(self) -> dict[str, Any]:
+        with open(self.path, "rb") as handle:
+            return pickle.load(handle)["state"]
+
+
+class SnapshotWriter:
+    """Saves snapshots of one run's system as it records."""
+
+    def __init__(self, workspace: str | Path, run: Recorder, conversation: Conversation) -> None:
+        self.run = run
+        self.directory = snapshot_dir(workspace, run.id)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / "conversation.pkl", "wb") as handle:
+            pickle.dump(conversation, handle)
+
+    def save(self, system: MemorySystem, label: str, next_session: int) -> None:
+        marker = self.run.next_seq()  # consumed: no row will carry it
+        state = {k: v for k, v in system.__dict__.items() if k not in _TRANSIENT}
+        payload = {"label": label, "seq": marker, "next_session": next_session, "state": state}
+        with open(self.directory / f"{label}.pkl", "wb") as handle:
+            pickle.dump(payload, handle, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def load_snapshots(workspace: str | Path, run_id: str) -> tuple[Conversation, list[Snapshot]]:
+    """The conversation of a run and its snapshots, oldest first."""
+    directory = snapshot_dir(workspace, run_id)
+    conversation_file = directory / "conversation.pkl"
+    if not conversation_file.exists():
+        raise MemtraceError(f"{directory}: run {run_id} has no snapshots (recorded without the runner?)")
+    with open(conversation_file, "rb") as handle:
+        conversation = pickle.load(handle)
+    snapshots = []
+    for path in directory.glob("*.pkl"):
+        if path.name == "conversation.pkl":
+            continue
+        with open(path, "rb") as handle:
+            meta = pickle.load(handle)
+        snapshots.append(Snapshot(meta["label"], meta["seq"], meta["next_session"], path))
+    return conversation, sorted(snapshots, key=lambda s: s.seq)
+
+
+def restore(system: MemorySystem, snapshot: Snapshot, run: Recorder, conversation: Conversation) -> None:
+    """Put a system back into the state a snapshot holds, recording into `run`."""
+    system.__dict__.update(snapshot.state())
+    system.run = run
+    system.conversation = conversation
