@@ -245,6 +245,44 @@ def attribute(
     write_json(json_out, [a.to_dict() for a in results])
 
 
+@app.command()
+def verify(
+    workspace: Annotated[Path, typer.Argument(help="Workspace folder.")],
+    method: Annotated[str, typer.Option(help="Verify this method's stored attributions.")] = "flow",
+    llm: Annotated[str, typer.Option(help="offline, or openai when the runs used a model.")] = "offline",
+    model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Endpoint for --llm openai.")] = None,
+    json_out: JsonOption = None,
+) -> None:
+    """Replay each attributed run with the blamed operation repaired and check the answer flips."""
+    from rich.table import Table
+
+    from ..attribution.verify import verified_shares, verify_all
+
+    client = _llm_client(llm, model, base_url, workspace)
+    with _progress() as progress:
+        task = progress.add_task(f"verifying ({method})", total=None)
+        verify_all(
+            workspace,
+            method=method,
+            llm=client,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    shares = verified_shares(workspace, method)
+    outcomes = ["true", "by-elimination", "false", "not-verifiable"]
+    table = Table(title=f"Verification of {method} attributions in {workspace}", title_justify="left")
+    for column in ["error type", *outcomes, "verified share"]:
+        table.add_column(column, justify="left" if column == "error type" else "right")
+    for kind, counts in sorted(shares.items()):
+        total = sum(counts.values())
+        good = counts.get("true", 0) + counts.get("by-elimination", 0)
+        table.add_row(
+            kind, *(str(counts.get(o, 0)) for o in outcomes), f"{good / total:.1%}" if total else "-"
+        )
+    console.print(table)
+    write_json(json_out, shares)
+
+
 bench_app = typer.Typer(
     help="Benchmarks: evidence location, MemTraceBench attribution accuracy.", no_args_is_help=True
 )

@@ -1,0 +1,133 @@
+"""Counterfactual verification: repair the blamed operation, replay, and see whether the answer flips.
+
+The repair follows the error type: ExtractionError adds the evidence-bearing fact to what the
+operation produced; UpdateError keeps the unit's previous version; DeletionError cancels the
+deletion; RetrievalError puts the evidence-bearing memory in place of the lowest-ranked context
+item; ResponseError is verified by elimination only (the context already held the evidence).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..graph import MemtraceError, Workspace
+from ..graph.values import value_text
+from ..systems.replay import CANCEL, replay
+from .model import Attribution, load_attributions, save_attribution, settings_key
+
+VERIFIED = "true"
+REFUTED = "false"
+BY_ELIMINATION = "by-elimination"
+NOT_VERIFIABLE = "not-verifiable"
+
+
+@dataclass(slots=True)
+class Verification:
+    attribution: Attribution
+    verdict: str
+    reason: str
+    replay_run: str | None = None
+
+
+def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any] | None, str]:
+    """The patch its error type implies, or None with the reason when none can be built."""
+    graph = ws.view(attribution.run_id)
+    op_id = attribution.op_id
+    if op_id is None or not graph.has_op(op_id):
+        return None, "no operation to repair"
+    kind = attribution.error_type
+    if kind in ("UpdateError", "DeletionError"):
+        kept = next((s for s in attribution.path if s.note.startswith("last version carrying")), None)
+        if kept is None:
+            return None, "the path names no unit version to keep"
+        return {op_id: {"memory": {kept.id.rsplit("@", 1)[0]: CANCEL}}}, "keep the previous version"
+    if kind == "ExtractionError":
+        evidence = [s for s in attribution.path if s.note.startswith("evidence")]
+        produced = [v for v in graph.outputs(op_id) if isinstance(graph.value(v.id), list)]
+        if not evidence or not produced:
+            return None, "the operation produced no list to add the evidence fact to"
+        target = produced[0]
+        facts = [*graph.value(target.id), *(_as_fact(value_text(graph.value(s.id))) for s in evidence)]
+        return {op_id: {"outputs": {target.name: facts}}}, f"add the evidence to {target.name}"
+    if kind == "RetrievalError":
+        held = next((s for s in attribution.path if s.note == "in memory at question time"), None)
+        context = [v for v in graph.outputs(op_id) if v.category == "retrieved"]
+        if held is None or not context:
+            return None, "no evidence-bearing memory or retrieved context to repair"
+        items = list(graph.value(context[-1].id) or [])
+        memory = _memory_text(graph.value(held.id))
+        repaired = [*items[:-1], memory] if items else [memory]
+        return {op_id: {"outputs": {context[-1].name: repaired}}}, "swap the evidence in for the last item"
+    return None, f"no repair for {kind}"
+
+
+def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None) -> Verification:
+    """Replay the run with the repair and judge the case again."""
+    if attribution.error_type == "ResponseError":
+        return Verification(attribution, BY_ELIMINATION, "the context held the evidence")
+    if not attribution.determined:
+        return Verification(attribution, NOT_VERIFIABLE, "undetermined")
+    patch, reason = build_repair(ws, attribution)
+    if patch is None:
+        return Verification(attribution, NOT_VERIFIABLE, reason)
+    try:
+        result = replay(ws.path, attribution.run_id, patch, cases=[attribution.case_id], llm=llm)
+    except MemtraceError as exc:
+        return Verification(attribution, NOT_VERIFIABLE, str(exc))
+    answered = result.case(attribution.case_id)
+    verdict = VERIFIED if answered.correct else REFUTED
+    return Verification(
+        attribution, verdict, f"{reason}; replayed answer {answered.prediction!r}", result.run_id
+    )
+
+
+def verify_all(
+    workspace: str | Path, *, method: str = "flow", llm: Any = None, progress: Any = None
+) -> list[Verification]:
+    """Verify every stored attribution of a method and store the outcome on it."""
+    with Workspace(workspace) as ws:
+        attributions = [a for a in load_attributions(ws.store, method=method) if a.verified is None]
+        keys = dict(
+            ws.store.conn.execute(
+                "SELECT run || '/' || case_id, settings_key FROM attributions WHERE method=?", (method,)
+            ).fetchall()
+        )
+        results = []
+        for done, attribution in enumerate(attributions, 1):
+            outcome = verify(ws, attribution, llm=llm)
+            attribution.verified, attribution.replay_run = outcome.verdict, outcome.replay_run
+            save_attribution(
+                ws.store, attribution, keys.get(f"{attribution.run_id}/{attribution.case_id}", "")
+            )
+            results.append(outcome)
+            if progress:
+                progress(done, len(attributions))
+        return results
+
+
+def verified_shares(workspace: str | Path, method: str) -> dict[str, dict[str, int]]:
+    """Counts of verification outcomes per error type for a method's stored attributions."""
+    with Workspace(workspace) as ws:
+        table: dict[str, Counter[str]] = defaultdict(Counter)
+        for a in load_attributions(ws.store, method=method):
+            table[a.error_type][a.verified or "not verified"] += 1
+        return {kind: dict(counts) for kind, counts in table.items()}
+
+
+def _as_fact(message: str) -> str:
+    return message.split(": ", 1)[1] if ": " in message[:40] else message
+
+
+def _memory_text(value: Any) -> str:
+    if isinstance(value, dict) and "memory" in value:
+        stamp = value.get("timestamp")
+        return f"{value['memory']} [said on {stamp}]" if stamp else str(value["memory"])
+    if isinstance(value, list):
+        return "\n".join(value_text(v) for v in value)
+    return value_text(value)
+
+
+__all__ = ["settings_key"]
