@@ -22,7 +22,7 @@ $(VENV)/.installed: pyproject.toml
 	@echo "Using $(PYTHON_FOUND)"
 	"$(PYTHON_FOUND)" -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,bench]"
+	$(PY) -m pip install --quiet -e ".[test,bench,plot]"
 	@touch $@
 
 venv: $(VENV)/.installed

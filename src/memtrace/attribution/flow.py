@@ -44,19 +44,21 @@ class _GraphFacts:
 
     def __init__(self, graph: GraphQueries) -> None:
         self.memory = _memory_versions(graph)
-        self.words: dict[str, frozenset[str]] = {}
+        self.words: dict[str, tuple[frozenset[str], ...]] = {}
         marker = encode_value(DELETED_MARKER)[0]
         nodes = getattr(graph, "vars", None)
         #: Only graphs that use the shared DELETED marker need the (slower) marker checks.
         self.has_marker = any(v.blob == marker for v in nodes.values()) if isinstance(nodes, dict) else True
 
-    def words_of(self, graph: GraphQueries, versions: list[VariableVersion]) -> dict[str, frozenset[str]]:
+    def words_of(
+        self, graph: GraphQueries, versions: list[VariableVersion]
+    ) -> dict[str, tuple[frozenset[str], ...]]:
         missing = [v for v in versions if v.blob and v.blob not in self.words]
         if missing:
             values = graph.values(missing)
             for v in missing:
                 self.words[v.blob] = value_words(values[v.id])  # type: ignore[index]
-        return {v.id: self.words.get(v.blob, frozenset()) if v.blob else frozenset() for v in versions}
+        return {v.id: self.words.get(v.blob, ()) if v.blob else () for v in versions}
 
 
 class FlowMethod:

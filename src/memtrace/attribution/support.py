@@ -24,21 +24,29 @@ def content_stems(text: str) -> frozenset[str]:
     return frozenset(porter_stem(t) for t in tokenize(text, stopwords=True) if t not in _GENERIC)
 
 
-def value_words(value: Any) -> frozenset[str]:
-    """Content words of a value; lists and dicts word by element, so shared elements are tokenised once.
+def value_words(value: Any) -> tuple[frozenset[str], ...]:
+    """Content words of a value, one set per part: list items and text lines are separate parts.
 
-    A long-context memory is a list that grows by one message per version: element-wise caching
-    turns tokenising all its versions from quadratic into linear work.
+    Information is carried by one part (a memory, a message, a line), not by words scattered over
+    many: "Pepper loves the park" plus "I adopted a dog" elsewhere do not carry "my dog is named
+    Pepper". Parts are cached per text, so a long-context memory growing by one message per version
+    costs linear, not quadratic, work.
     """
     if value is None:
-        return frozenset()
+        return ()
     if isinstance(value, str):
-        return content_stems(value)
+        lines = value.split("\n") if "\n" in value else [value]
+        return tuple(content_stems(line) for line in lines if line.strip())
     if isinstance(value, (list, tuple)):
-        return frozenset().union(*(value_words(item) for item in value)) if value else frozenset()
+        return tuple(part for item in value for part in value_words(item))
     if isinstance(value, dict):
-        return frozenset().union(*(value_words(item) for item in value.values())) if value else frozenset()
-    return content_stems(value_text(value))
+        text = value.get("memory") if isinstance(value.get("memory"), str) else None
+        if text is not None:
+            return (content_stems(text),)
+        return (
+            (frozenset().union(*(w for item in value.values() for w in value_words(item))),) if value else ()
+        )
+    return (content_stems(value_text(value)),)
 
 
 @dataclass
@@ -61,7 +69,7 @@ class SupportScorer(Protocol):
 
     def score(self, target: Target, value: Any) -> float: ...
 
-    def score_words(self, target: Target, words: frozenset[str]) -> float: ...
+    def score_words(self, target: Target, parts: tuple[frozenset[str], ...]) -> float: ...
 
 
 class OverlapScorer:
@@ -84,19 +92,23 @@ class OverlapScorer:
             body = text.split(": ", 1)[1] if ": " in text[:40] else text
             words = content_stems(body)
             stated = answer & words
-            keys.append(frozenset(stated) if stated else frozenset(words - asked) or words)
+            # The answer words this message states, tied to the question words it shares (the
+            # "dog" of "what is Clara's dog called"): a stray mention of the answer is not enough.
+            linked = asked & words
+            keys.append(frozenset(stated | linked) if stated else frozenset(words - asked) or words)
             labels.append(label)
         return Target(keys, frozenset(answer), labels)
 
     def score(self, target: Target, value: Any) -> float:
         return self.score_words(target, value_words(value))
 
-    def score_words(self, target: Target, words: frozenset[str]) -> float:
-        """The score from a value's precomputed content words (callers cache them per blob)."""
+    def score_words(self, target: Target, parts: tuple[frozenset[str], ...]) -> float:
+        """The score from a value's precomputed parts (callers cache them per blob): best part, best key."""
         best = 0.0
         for key in target.keys:
             if key:
-                best = max(best, len(key & words) / len(key))
+                for words in parts:
+                    best = max(best, len(key & words) / len(key))
         return best
 
     def carries(self, target: Target, value: Any) -> bool:

@@ -332,6 +332,41 @@ def bench_evidence(
     evidence_command(source, k, method or ["bm25", "dense", "hybrid"], json_out, console, **options)
 
 
+@bench_app.command("faults")
+def bench_faults(
+    out: Annotated[Path, typer.Option(help="Where the JSON, the plot and the MemTraceBench layout go.")],
+    system: Annotated[str, typer.Option(help="Systems: a comma list or all.")] = "all",
+    dataset: Annotated[str, typer.Option(help="sample[:SEED] or locomo:PATH.")] = "sample",
+    conversations: Annotated[int | None, typer.Option(help="Use the first N conversations.")] = None,
+    per_type: Annotated[int, typer.Option(help="Labelled cases to keep per system and error type.")] = 10,
+    seed: Annotated[int, typer.Option(help="Shuffles which cases are injected.")] = 0,
+    method: Annotated[str, typer.Option(help="Comma list of methods to score.")] = "flow,last-op,random",
+    workspace: Annotated[
+        Path | None, typer.Option(help="Workspace for the runs (default: OUT/workspace).")
+    ] = None,
+    json_out: JsonOption = None,
+) -> None:
+    """Inject faults into correct answers, keep those that flip, and score attribution methods on them."""
+    from ..bench.fault_bench import fault_benchmark, results_tables
+    from .run_cmd import system_names
+
+    result = fault_benchmark(
+        system_names(system),
+        dataset,
+        workspace or out / "workspace",
+        out,
+        per_type=per_type,
+        seed=seed,
+        methods=[m.strip() for m in method.split(",") if m.strip()],
+        conversations=conversations,
+        console=console,
+    )
+    for table in results_tables(result):
+        console.print(table)
+    console.print(f"wrote {out / 'faults.json'}, {out / 'faults.png'} and {out / 'memtracebench'}")
+    write_json(json_out, result)
+
+
 def _llm_client(kind: str, model: str | None, base_url: str | None, workspace: Path) -> Any:
     if kind == "offline":
         return None

@@ -1,0 +1,232 @@
+"""`memtrace bench faults`: inject labelled faults, keep those that flip the answer, score attributors.
+
+Runs each system on the dataset, plans injections on correctly answered cases (faults.py),
+replays each one, keeps the flips, attributes them with every method, and reports operation and
+error-type accuracy per method, system and error type, with a confusion matrix. The labelled
+cases are also written in the MemTraceBench layout so `memtrace bench memtracebench` reads them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..attribution.engine import make_method
+from ..attribution.model import ERROR_TYPES, UNDETERMINED
+from ..datasets import load_dataset
+from ..graph import Workspace
+from ..graph.io import export_smartcomment
+from ..systems import run_conversation
+from ..systems.registry import system_class
+from ..systems.replay import replay
+from .faults import Injection, Injector
+
+
+def fault_benchmark(
+    systems: list[str],
+    dataset: str,
+    workspace: Path,
+    out: Path,
+    *,
+    per_type: int = 10,
+    seed: int = 0,
+    methods: list[str] | None = None,
+    conversations: int | None = None,
+    llm: Any = None,
+    console: Console | None = None,
+) -> dict[str, Any]:
+    """Inject, replay, keep flips, attribute, score; write JSON, a plot and the MemTraceBench layout."""
+    console = console or Console()
+    methods = methods or ["flow", "last-op", "random"]
+    data = load_dataset(dataset, conversations=conversations)
+    rng = random.Random(seed)
+    labelled: list[tuple[str, Injection]] = []
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        for system_name in systems:
+            cls = system_class(system_name)
+            runs = []
+            task = progress.add_task(f"{system_name}: recording", total=len(data))
+            for conversation in data:
+                runs.append(run_conversation(cls(llm=llm), conversation, workspace, dataset=dataset))
+                progress.advance(task)
+            plans = _plans(workspace, runs)
+            rng.shuffle(plans)
+            kept: Counter[str] = Counter()
+            task = progress.add_task(f"{system_name}: injecting", total=len(plans))
+            for injection in plans:
+                progress.advance(task)
+                if kept[injection.error_type] >= per_type:
+                    continue
+                result = replay(
+                    workspace, injection.run_id, injection.patch, cases=[injection.case_id], llm=llm
+                )
+                injection.replay_run = result.run_id
+                injection.flipped = not result.case(injection.case_id).correct and bool(result.patched)
+                if injection.flipped:
+                    kept[injection.error_type] += 1
+                    labelled.append((system_name, injection))
+    scores = _score(workspace, labelled, methods, llm, console)
+    result = {"dataset": dataset, "seed": seed, "per_type": per_type, "methods": methods, **scores}
+    out.mkdir(parents=True, exist_ok=True)
+    _write_memtracebench(workspace, labelled, out / "memtracebench")
+    (out / "faults.json").write_text(json.dumps(result, indent=2))
+    _plot(result, out / "faults.png")
+    return result
+
+
+def _plans(workspace: Path, runs: list[Any]) -> list[Injection]:
+    plans: list[Injection] = []
+    with Workspace(workspace) as ws:
+        for run in runs:
+            graph = ws.view(run.run_id)
+            injector = Injector(graph)
+            for case in ws.cases(run.run_id):
+                if case.verdict == "correct":
+                    plans.extend(injector.plan(case))
+    return plans
+
+
+def _score(
+    workspace: Path, labelled: list[tuple[str, Injection]], methods: list[str], llm: Any, console: Console
+) -> dict[str, Any]:
+    per: dict[str, dict[str, Any]] = {}
+    with Workspace(workspace) as ws:
+        for method_name in methods:
+            method = make_method(method_name, llm=llm)
+            rows = []
+            for system_name, injection in labelled:
+                assert injection.replay_run is not None
+                graph = ws.view(injection.replay_run)
+                case = next(c for c in ws.cases(injection.replay_run) if c.id == injection.case_id)
+                got = method.attribute(graph, case)
+                rows.append((system_name, injection, got))
+            per[method_name] = _accuracy(rows)
+    return {"labelled": len(labelled), "results": per}
+
+
+def _accuracy(rows: list[tuple[str, Injection, Any]]) -> dict[str, Any]:
+    def summary(items: list[tuple[str, Injection, Any]]) -> dict[str, Any]:
+        n = len(items)
+        return {
+            "cases": n,
+            "op_accuracy": sum(g.op_id == i.op_id for _, i, g in items) / n if n else None,
+            "type_accuracy": sum(g.error_type == i.error_type for _, i, g in items) / n if n else None,
+            "undetermined": sum(g.error_type == UNDETERMINED for _, _, g in items),
+        }
+
+    by_system: dict[str, list] = defaultdict(list)
+    by_type: dict[str, list] = defaultdict(list)
+    confusion: dict[str, Counter[str]] = defaultdict(Counter)
+    for row in rows:
+        by_system[row[0]].append(row)
+        by_type[row[1].error_type].append(row)
+        confusion[row[1].error_type][row[2].error_type] += 1
+    return {
+        "all": summary(rows),
+        "by_system": {k: summary(v) for k, v in sorted(by_system.items())},
+        "by_type": {k: summary(v) for k, v in sorted(by_type.items())},
+        "confusion": {k: dict(v) for k, v in sorted(confusion.items())},
+    }
+
+
+def _write_memtracebench(workspace: Path, labelled: list[tuple[str, Injection]], root: Path) -> None:
+    """Each replayed run as a smartcomment graph with its injected fault as the gold annotation."""
+    with Workspace(workspace) as ws:
+        for system_name, injection in labelled:
+            assert injection.replay_run is not None
+            case = next(c for c in ws.cases(injection.replay_run) if c.id == injection.case_id)
+            graph = ws.graph(injection.replay_run)
+            data = export_smartcomment(ws.store, injection.replay_run)
+            data["data"]["annotations"] = [
+                {
+                    "query_id": case.id,
+                    "query": case.question,
+                    "golden_answers": case.gold,
+                    "golden_answers_id": None,
+                    "prediction": case.prediction,
+                    "prediction_id": case.prediction_var,
+                    "source_evidence_ids": [
+                        graph.versions(e)[-1].id for e in case.evidence if graph.versions(e)
+                    ],
+                    "final_error_type": injection.error_type,
+                    "final_op_id": injection.op_id,
+                }
+            ]
+            folder = root / system_name
+            folder.mkdir(parents=True, exist_ok=True)
+            name = f"{injection.case_id}-{injection.error_type}-{injection.replay_run}.json"
+            (folder / name).write_text(json.dumps(data))
+
+
+def _plot(result: dict[str, Any], path: Path) -> None:
+    """Operation and error-type accuracy per method and system, as a PNG (needs memtrace[plot])."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    methods = list(result["results"])
+    systems = sorted({s for m in methods for s in result["results"][m]["by_system"]})
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    width = 0.8 / max(1, len(methods))
+    for ax, key, title in zip(
+        axes, ("op_accuracy", "type_accuracy"), ("operation", "error type"), strict=True
+    ):
+        for i, method in enumerate(methods):
+            values = [result["results"][method]["by_system"].get(s, {}).get(key) or 0 for s in systems]
+            ax.bar([x + i * width for x in range(len(systems))], values, width, label=method)
+        ax.set_xticks([x + width * (len(methods) - 1) / 2 for x in range(len(systems))], systems)
+        ax.set_title(f"{title} accuracy on injected faults")
+        ax.set_ylim(0, 1)
+    axes[0].legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def results_tables(result: dict[str, Any]) -> list[Table]:
+    tables = []
+    main = Table(title=f"Injected faults: {result['labelled']} labelled cases", title_justify="left")
+    for column in ("method", "scope", "cases", "op acc.", "type acc.", "undetermined"):
+        main.add_column(column, justify="left" if column in ("method", "scope") else "right")
+    for method, scores in result["results"].items():
+        rows = [("all", scores["all"])]
+        rows += [(f"system {k}", v) for k, v in scores["by_system"].items()]
+        rows += [(f"type {k}", v) for k, v in scores["by_type"].items()]
+        for scope, s in rows:
+            main.add_row(
+                method,
+                scope,
+                str(s["cases"]),
+                _pct(s["op_accuracy"]),
+                _pct(s["type_accuracy"]),
+                str(s["undetermined"]),
+            )
+    tables.append(main)
+    first = next(iter(result["results"].values()), None)
+    if first:
+        confusion = Table(
+            title=f"Confusion of {next(iter(result['results']))} (rows injected)", title_justify="left"
+        )
+        kinds = [*ERROR_TYPES, UNDETERMINED]
+        confusion.add_column("injected")
+        for kind in kinds:
+            confusion.add_column(kind.replace("Error", ""), justify="right")
+        for gold, row in first["confusion"].items():
+            confusion.add_row(gold, *(str(row.get(k, 0)) for k in kinds))
+        tables.append(confusion)
+    return tables
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"

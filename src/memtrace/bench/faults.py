@@ -1,0 +1,174 @@
+"""Fault injection: labelled failures made by replaying correct runs with one operation broken.
+
+For each correctly answered case, one injector per error type patches one operation through
+replay: drop the evidence from an extraction's output (ExtractionError), degrade the memory in an
+update (UpdateError), turn that update into a deletion (DeletionError), drop the evidence-bearing
+items from the retrieved context (RetrievalError), or make the answer step answer another span
+(ResponseError). Only injections that flip the verdict to wrong are kept; the injected operation
+and type are the ground truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..attribution.anatomy import case_anatomy
+from ..attribution.evidence import locate_evidence
+from ..attribution.support import OverlapScorer, Target
+from ..datasets import NOT_MENTIONED
+from ..graph import MEMORY_ENTRY, Case, GraphView, VariableVersion
+from ..graph.values import value_text
+from ..systems.replay import CANCEL, DELETE
+
+_WRITES_MEMORY = ("extraction", "construction", "update")
+
+
+@dataclass(slots=True)
+class Injection:
+    """One planned fault: which operation, which type, and the patch that causes it."""
+
+    run_id: str
+    case_id: str
+    error_type: str
+    op_id: str
+    patch: dict[str, Any]
+    description: str
+    replay_run: str | None = None
+    flipped: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class Injector:
+    """Plans injections for the cases of one run (one in-memory graph)."""
+
+    def __init__(self, graph: GraphView) -> None:
+        self.graph = graph
+        self.scorer = OverlapScorer()
+
+    def plan(self, case: Case) -> list[Injection]:
+        found = locate_evidence(self.graph, case, method="gold")
+        anatomy = case_anatomy(self.graph, case)
+        if not found.versions or anatomy.answer_op is None:
+            return []
+        texts = self.graph.values(found.versions)
+        target = self.scorer.prepare(
+            case.question, case.gold, [(v.name, value_text(texts[v.id])) for v in found.versions]
+        )
+        if target.empty:
+            return []
+        planned = [
+            self._extraction(case, found.versions, target, anatomy.question_seq),
+            *self._update_and_deletion(case, target, anatomy.question_seq),
+            self._retrieval(case, target, anatomy),
+            self._response(case, target, anatomy),
+        ]
+        return [p for p in planned if p is not None]
+
+    # -- the injectors --------------------------------------------------------------------------
+
+    def _carries(self, target: Target, value: Any) -> bool:
+        return self.scorer.score(target, value) >= self.scorer.threshold
+
+    def _strip(self, target: Target, value: Any) -> Any:
+        """The value with its evidence-bearing parts removed (None when nothing would be left)."""
+        if isinstance(value, list):
+            kept = [item for item in value if not self._carries(target, item)]
+            return kept if len(kept) < len(value) else None
+        if isinstance(value, str) and "\n" in value:
+            lines = [line for line in value.split("\n") if not self._carries(target, line)]
+            return "\n".join(lines) if lines else None
+        return None
+
+    def _extraction(
+        self, case: Case, evidence: list[VariableVersion], target: Target, before: int
+    ) -> Injection | None:
+        """The first operation that took the evidence in: its outputs lose the evidence."""
+        graph = self.graph
+        readers = sorted(
+            {op.id: op for v in evidence for op in graph.consumers(v.id)}.values(), key=lambda op: op.seq
+        )
+        for op in readers:
+            if op.seq >= before or op.category not in _WRITES_MEMORY:
+                continue
+            outputs = graph.outputs(op.id)
+            values = graph.values(outputs)
+            patch: dict[str, Any] = {}
+            for out in outputs:
+                value = values[out.id]
+                if not self._carries(target, value):
+                    continue
+                if out.category == MEMORY_ENTRY:
+                    stripped = self._strip(target, value)
+                    patch.setdefault("memory", {})[out.name] = CANCEL if stripped is None else stripped
+                elif isinstance(value, list):
+                    stripped = self._strip(target, value)
+                    patch.setdefault("outputs", {})[out.name] = stripped or []
+            if patch:
+                return Injection(
+                    graph.run.id, case.id, "ExtractionError", op.id, {op.id: patch}, "drop the evidence"
+                )
+        return None
+
+    def _update_and_deletion(self, case: Case, target: Target, before: int) -> list[Injection]:
+        """An update after the evidence entered a unit: degrade the unit there, or delete it there."""
+        graph = self.graph
+        state = graph.memory_state_at(before - 1)
+        live = [v for v in state.values() if self._carries(target, graph.value(v.id))]
+        for unit in sorted(live, key=lambda v: v.seq):
+            versions = [v for v in graph.versions(unit.name) if v.seq < before]
+            first = next(
+                (i for i, v in enumerate(versions) if self._carries(target, graph.value(v.id))), None
+            )
+            if first is None or first + 1 >= len(versions):
+                continue
+            later = versions[first + 1]
+            producers = graph.producers(later.id)
+            if not producers or producers[-1].category != "update":
+                continue
+            op = producers[-1]
+            value = graph.value(later.id)
+            degraded = self._strip(target, value)
+            if degraded is None and isinstance(value, dict) and "memory" in value:
+                degraded = {**value, "memory": "(details forgotten)"}
+            planned = [
+                Injection(
+                    graph.run.id,
+                    case.id,
+                    "DeletionError",
+                    op.id,
+                    {op.id: {"memory": {unit.name: DELETE}}},
+                    "delete",
+                )
+            ]
+            if degraded is not None:
+                planned.append(
+                    Injection(
+                        graph.run.id,
+                        case.id,
+                        "UpdateError",
+                        op.id,
+                        {op.id: {"memory": {unit.name: degraded}}},
+                        "degrade the memory",
+                    )
+                )
+            return planned
+        return []
+
+    def _retrieval(self, case: Case, target: Target, anatomy: Any) -> Injection | None:
+        op = anatomy.retrieval_op
+        context = [v for v in anatomy.context_vars if v.category == "retrieved"]
+        if op is None or not context:
+            return None
+        value = self.graph.value(context[-1].id)
+        stripped = self._strip(target, value) if isinstance(value, list) else None
+        if stripped is None:
+            return None
+        patch = {op.id: {"outputs": {context[-1].name: stripped}}}
+        return Injection(self.graph.run.id, case.id, "RetrievalError", op.id, patch, "demote the evidence")
+
+    def _response(self, case: Case, target: Target, anatomy: Any) -> Injection | None:
+        op = anatomy.answer_op
+        wrong = NOT_MENTIONED if NOT_MENTIONED not in case.gold else "yes"
+        patch = {op.id: {"outputs": {"prediction": wrong}}}
+        return Injection(self.graph.run.id, case.id, "ResponseError", op.id, patch, "answer something else")
