@@ -36,7 +36,7 @@ def test_injected_faults_flip_answers_and_are_written_as_a_benchmark(tmp_path: P
 
 def test_trimming_update_errors_are_checked_by_replay(tmp_path: Path) -> None:
     """Keeping the version before a trim rescues an answer only if no later trim drops it again."""
-    run_conversation(LongContext(LongContextConfig(max_tokens=600)), sample_conversation(0), tmp_path)
+    run = run_conversation(LongContext(LongContextConfig(max_tokens=600)), sample_conversation(0), tmp_path)
     attribute(mt.open(tmp_path), "flow")
     outcomes = verify_all(tmp_path, method="flow")
     verdicts = {(o.attribution.error_type, o.verdict) for o in outcomes}
@@ -45,5 +45,5 @@ def test_trimming_update_errors_are_checked_by_replay(tmp_path: Path) -> None:
     verified = next(o for o in outcomes if o.verdict == "true")
     replayed = mt.open(tmp_path).run(verified.replay_run)
     assert replayed.parent_run == verified.attribution.run_id
-    stored = attribute(mt.open(tmp_path), "flow")
+    stored = attribute(mt.open(tmp_path), "flow", run=run.run_id)  # replays have failed cases of their own
     assert all(a.verified in ("true", "false", "by-elimination", "not-verifiable") for a in stored)
