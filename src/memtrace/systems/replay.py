@@ -64,7 +64,8 @@ def replay(
         original = ws.run(run)
         graph = ws.graph(original.id)
         patch_seqs = [graph.op(op_id).seq for op_id in patches]  # NotFoundError names a bad op id
-    conversation, snapshots = load_snapshots(workspace, original.id)
+        conversation, snapshots = load_snapshots(workspace, original.id)
+        first_question = _question_start(ws, original.id, conversation, cases)
     if not snapshots:
         raise MemtraceError(f"run {original.id} has no snapshots to resume from")
     wanted = [q for q in conversation.questions if cases is None or q.id in cases]
@@ -79,7 +80,7 @@ def replay(
     if first_patch > construction.seq:
         # Question stage: start at the first wanted question so its operations keep their seqs.
         snapshot = construction
-        resume_seq = _question_start(workspace, original.id, wanted) - 1 if wanted else construction.seq
+        resume_seq = first_question - 1 if first_question else construction.seq
     else:
         snapshot = max((s for s in snapshots if s.seq < first_patch), key=lambda s: s.seq, default=None)
         if snapshot is None:
@@ -118,16 +119,17 @@ def replay(
     )
 
 
-def _question_start(workspace: str | Path, run_id: str, wanted: list[Any]) -> int:
+def _question_start(ws: Workspace, run_id: str, conversation: Any, cases: list[str] | None) -> int | None:
     """The seq of the `question` operation of the first wanted case in the original run."""
-    with Workspace(workspace) as ws:
-        graph = ws.graph(run_id)
-        cases = {c.id: c for c in ws.cases(run_id)}
-        first = cases.get(wanted[0].id)
-        if first is None or not first.prediction_var:
-            raise NotFoundError(f"run {run_id}: case {wanted[0].id} was never answered")
-        answer = graph.producers(first.prediction_var)[-1]
-        scope = graph.op(answer.parent_op) if answer.parent_op else answer
-        while scope.name != "question" and scope.parent_op:
-            scope = graph.op(scope.parent_op)
-        return scope.seq
+    wanted = [q.id for q in conversation.questions if cases is None or q.id in cases]
+    if not wanted:
+        return None
+    graph = ws.graph(run_id)
+    first = next((c for c in ws.cases(run_id) if c.id == wanted[0]), None)
+    if first is None or not first.prediction_var:
+        raise NotFoundError(f"run {run_id}: case {wanted[0]} was never answered")
+    answer = graph.producers(first.prediction_var)[-1]
+    scope = graph.op(answer.parent_op) if answer.parent_op else answer
+    while scope.name != "question" and scope.parent_op:
+        scope = graph.op(scope.parent_op)
+    return scope.seq

@@ -9,6 +9,7 @@ the dataset file nor the original process.
 
 from __future__ import annotations
 
+import json
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,9 @@ class SnapshotWriter:
         payload = {"label": label, "seq": marker, "next_session": next_session, "state": state}
         with open(self.directory / f"{label}.pkl", "wb") as handle:
             pickle.dump(payload, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        # A small index, so finding the right snapshot does not unpickle every state.
+        with open(self.directory / "index.jsonl", "a") as handle:
+            handle.write(json.dumps({"label": label, "seq": marker, "next_session": next_session}) + "\n")
 
 
 def load_snapshots(workspace: str | Path, run_id: str) -> tuple[Conversation, list[Snapshot]]:
@@ -66,12 +70,12 @@ def load_snapshots(workspace: str | Path, run_id: str) -> tuple[Conversation, li
     with open(conversation_file, "rb") as handle:
         conversation = pickle.load(handle)
     snapshots = []
-    for path in directory.glob("*.pkl"):
-        if path.name == "conversation.pkl":
-            continue
-        with open(path, "rb") as handle:
-            meta = pickle.load(handle)
-        snapshots.append(Snapshot(meta["label"], meta["seq"], meta["next_session"], path))
+    index = directory / "index.jsonl"
+    for line in index.read_text().splitlines() if index.exists() else []:
+        meta = json.loads(line)
+        snapshots.append(
+            Snapshot(meta["label"], meta["seq"], meta["next_session"], directory / f"{meta['label']}.pkl")
+        )
     return conversation, sorted(snapshots, key=lambda s: s.seq)
 
 
