@@ -34,16 +34,40 @@ def test_injected_faults_flip_answers_and_are_written_as_a_benchmark(tmp_path: P
     assert replays and all("patches" in r.metadata["replay"] for r in replays)
 
 
-def test_trimming_update_errors_are_checked_by_replay(tmp_path: Path) -> None:
-    """Keeping the version before a trim rescues an answer only if no later trim drops it again."""
+def test_trimming_losses_are_refuted_when_a_later_trim_drops_the_message_again(tmp_path: Path) -> None:
+    """Keeping the version before one trim cannot rescue an answer that the next trim loses anyway."""
     run = run_conversation(LongContext(LongContextConfig(max_tokens=600)), sample_conversation(0), tmp_path)
     attribute(mt.open(tmp_path), "flow")
     outcomes = verify_all(tmp_path, method="flow")
     verdicts = {(o.attribution.error_type, o.verdict) for o in outcomes}
-    assert ("UpdateError", "true") in verdicts and ("UpdateError", "false") in verdicts
-    assert ("ResponseError", "by-elimination") in verdicts
-    verified = next(o for o in outcomes if o.verdict == "true")
-    replayed = mt.open(tmp_path).run(verified.replay_run)
-    assert replayed.parent_run == verified.attribution.run_id
+    assert ("UpdateError", "false") in verdicts and ("ResponseError", "by-elimination") in verdicts
+    refuted = next(o for o in outcomes if o.verdict == "false")
+    assert mt.open(tmp_path).run(refuted.replay_run).parent_run == run.run_id
     stored = attribute(mt.open(tmp_path), "flow", run=run.run_id)  # replays have failed cases of their own
     assert all(a.verified in ("true", "false", "by-elimination", "not-verifiable") for a in stored)
+
+
+def test_an_injected_deletion_is_attributed_and_its_repair_verified(tmp_path: Path) -> None:
+    """Inject a deletion by replay, attribute the new failure, and repair it by replay again."""
+    from memtrace.attribution.verify import verify
+    from memtrace.bench.faults import Injector
+    from memtrace.systems.replay import replay
+
+    run = run_conversation(LongContext(), sample_conversation(0), tmp_path)
+    ws = mt.open(tmp_path)
+    injector = Injector(ws.view(run.run_id))
+    planned = [
+        i for c in ws.cases(run.run_id) if c.verdict == "correct" for i in injector.plan(c)
+        if i.error_type == "DeletionError"
+    ]  # fmt: skip
+    for injection in planned:
+        broken = replay(tmp_path, run.run_id, injection.patch, cases=[injection.case_id])
+        if not broken.case(injection.case_id).correct:
+            break
+    else:
+        raise AssertionError("no injected deletion flipped an answer")
+    ws = mt.open(tmp_path)
+    (attribution,) = attribute(ws, "flow", run=broken.run_id)
+    assert (attribution.error_type, attribution.op_id) == ("DeletionError", injection.op_id)
+    outcome = verify(ws, attribution)
+    assert outcome.verdict == "true", outcome.reason

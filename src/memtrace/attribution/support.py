@@ -9,6 +9,7 @@ any object with `prepare` and `score` works (embeddings, an LLM yes/no judge).
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -16,12 +17,23 @@ from ..graph.values import value_text
 from ..retrieval import tokenize
 from ..retrieval.stem import porter_stem
 
+_TAG = re.compile(r"^\[([^\]\s]+)\] ")
 _GENERIC = {"said", "say", "says", "told", "just", "really", "yeah", "oh", "also", "like", "got", "get"}
 
 
 @functools.lru_cache(maxsize=262_144)
 def content_stems(text: str) -> frozenset[str]:
     return frozenset(porter_stem(t) for t in tokenize(text, stopwords=True) if t not in _GENERIC)
+
+
+@functools.lru_cache(maxsize=262_144)
+def _line_words(line: str) -> frozenset[str]:
+    """A line's content words; a line tagged with its message id ('[D1:7] ...') also carries the
+    marker word '@D1:7', so a scorer can require the line to come from the evidence message."""
+    match = _TAG.match(line)
+    if match is None:
+        return content_stems(line)
+    return content_stems(line[match.end() :]) | {f"@{match.group(1)}"}
 
 
 def value_words(value: Any) -> tuple[frozenset[str], ...]:
@@ -36,7 +48,7 @@ def value_words(value: Any) -> tuple[frozenset[str], ...]:
         return ()
     if isinstance(value, str):
         lines = value.split("\n") if "\n" in value else [value]
-        return tuple(content_stems(line) for line in lines if line.strip())
+        return tuple(_line_words(line) for line in lines if line.strip())
     if isinstance(value, (list, tuple)):
         return tuple(part for item in value for part in value_words(item))
     if isinstance(value, dict):
@@ -103,11 +115,19 @@ class OverlapScorer:
         return self.score_words(target, value_words(value))
 
     def score_words(self, target: Target, parts: tuple[frozenset[str], ...]) -> float:
-        """The score from a value's precomputed parts (callers cache them per blob): best part, best key."""
+        """The score from a value's precomputed parts (callers cache them per blob): best part, best key.
+
+        A part tagged with a message id only counts for that message: another message repeating the
+        answer is a different source, not the evidence surviving.
+        """
         best = 0.0
-        for key in target.keys:
+        for key, label in zip(target.keys, target.labels or [None] * len(target.keys), strict=False):
             if key:
+                marker = f"@{label}" if label else None
                 for words in parts:
+                    tagged = any(w.startswith("@") for w in words)
+                    if tagged and marker not in words:
+                        continue
                     best = max(best, len(key & words) / len(key))
         return best
 

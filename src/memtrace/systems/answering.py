@@ -16,7 +16,7 @@ import memtrace as mt
 from ..datasets import Question
 from ..llm import LLMClient
 from .base import Answer, SystemConfig
-from .rules import extract_answer, extract_facts
+from .rules import extract_answer, extract_facts, untag
 
 _SPEAKER_LINE = re.compile(r"^(?P<speaker>[^:\[\]]{1,40}): (?P<text>.*?)(?: \[said on (?P<date>[^\]]+)\])?$")
 
@@ -61,6 +61,7 @@ def as_facts(context: list[str]) -> list[str]:
 @functools.lru_cache(maxsize=65_536)
 def _line_facts(line: str) -> tuple[str, ...]:
     """One context line as facts; cached, since every question of a run reads the same lines."""
+    line = untag(line)[1]
     match = _SPEAKER_LINE.match(line)
     if match is None:
         return (line,)

@@ -12,7 +12,7 @@ import memtrace as mt
 from ..datasets import Question
 from .answering import answer_question
 from .base import Answer, MemorySystem, Message, SystemConfig
-from .rules import format_date
+from .rules import tagged_line
 
 UNIT = "long_context_memory"
 
@@ -38,8 +38,7 @@ class LongContext(MemorySystem):
 
     def ingest(self, message: Message) -> None:
         run = self.recorder
-        when = message.session.when
-        entry = f"{message.text} [said on {format_date(when)}]" if when else message.text
+        entry = tagged_line(message)
         unit = run.memory(UNIT)
         with mt.op("memory_update", category="update") as op:
             op.use(message.var)

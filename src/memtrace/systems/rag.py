@@ -18,7 +18,7 @@ from ..retrieval import BM25Index, HybridIndex
 from .answering import answer_question
 from .base import Answer, MemorySystem, Message, SystemConfig
 from .long_context import estimate_tokens
-from .rules import format_date
+from .rules import tagged_line
 
 BUFFER = "message_buffer"
 
@@ -50,8 +50,7 @@ class RAGSystem(MemorySystem):
         )
 
     def ingest(self, message: Message) -> None:
-        when = message.session.when
-        line = f"{message.text} [said on {format_date(when)}]" if when else message.text
+        line = tagged_line(message)
         tokens = estimate_tokens(line)
         if self.buffer and self.buffer_tokens + tokens > self.config.chunk_tokens:
             self._add_document()

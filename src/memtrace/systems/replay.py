@@ -62,8 +62,21 @@ def replay(
     patches = dict(patches or {})
     with Workspace(workspace) as ws:
         original = ws.run(run)
+        earlier = (original.metadata.get("replay") or {}).get("patches")
+        if original.parent_run and earlier is not None:
+            # A replayed run is its parent with patches: replay the parent with those plus these.
+            parent = original.parent_run
+            merged = {**earlier, **patches}
+        else:
+            parent = None
         graph = ws.graph(original.id)
-        patch_seqs = [graph.op(op_id).seq for op_id in patches]  # NotFoundError names a bad op id
+        if parent is not None:
+            patch_seqs = []
+        else:
+            patch_seqs = [graph.op(op_id).seq for op_id in patches]  # NotFoundError names a bad op id
+        if parent is not None:
+            ws.close()
+            return replay(workspace, parent, merged, cases=cases, llm=llm, name=name or f"{original.name}+")
         conversation, snapshots = load_snapshots(workspace, original.id)
         first_question = _question_start(ws, original.id, conversation, cases)
     if not snapshots:

@@ -75,6 +75,26 @@ def format_date(when: datetime) -> str:
     return f"{when.day} {when.strftime('%B')} {when.year}"
 
 
+_TAG = re.compile(r"^\[(?P<id>[^\]\s]+)\] ")
+
+
+def tagged_line(message: object) -> str:
+    """A message as a memory line: '[D1:7] Clara: text [said on 16 April 2023]'.
+
+    The leading message id keeps each line's provenance, so an attributor can tell the evidence
+    message from another one that happens to mention the same words.
+    """
+    turn, when = message.turn, message.session.when  # type: ignore[attr-defined]
+    line = f"[{turn.dia_id}] {message.text}"  # type: ignore[attr-defined]
+    return f"{line} [said on {format_date(when)}]" if when else line
+
+
+def untag(line: str) -> tuple[str | None, str]:
+    """(message id, the line without its id tag)."""
+    match = _TAG.match(line)
+    return (match.group("id"), line[match.end() :]) if match else (None, line)
+
+
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
 
