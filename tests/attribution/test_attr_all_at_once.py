@@ -73,7 +73,7 @@ def test_one_call_with_the_whole_log_and_a_validated_answer(
     )
     assert f"[{search} [retrieval]" in text
     # A value is printed once: mem-6@1, read by several operations, appears with its text once.
-    assert text.count("mem-6@1 s57 memory_entry: ") == 1 and text.count("mem-6@1") >= 4
+    assert text.count("mem-6@1 s58 memory_entry: ") == 1 and text.count("mem-6@1") >= 4
 
 
 def test_the_log_stops_at_the_case_and_skips_other_questions(sample: Any) -> None:

@@ -15,6 +15,11 @@ Question time: `retrieve_round1` (retrieval), `check_sufficiency` (retrieval: ar
 when they are not, `retrieve_round2` (retrieval: follow-up queries fused with round 1 by RRF); the last
 `retrieved` version goes to the shared `answer` (response).
 
+Replay (replay.py): the boundary decision, the memcell's `episode`, `facts` and `foresight`, each round's
+`retrieved` and the sufficiency decision are produced (`op.produce`), so a patch of any of them changes
+what follows; memory units follow `unit.applied`, so only what was recorded (with the value recorded)
+reaches the index. Patched values may be any JSON and are read tolerantly.
+
 Offline, every step is a deterministic rule: facts come from `rules.extract_facts`, the episode is
 their dated extractive summary, plans are facts worded as plans (so they repeat a fact's text; search
 returns one hit per distinct text), the sufficiency check is the top hit's word overlap with the
@@ -23,6 +28,7 @@ question and follow-ups are fixed rewrites of the question.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -122,6 +128,9 @@ class EverMemOSSystem(MemorySystem):
     def finish(self) -> None:
         if self.pending:
             self._close(list(self.pending), "conversation end", None)
+        # Fit BM25 now rather than at the first question: the construction snapshot then holds it
+        # fitted, and a question-stage replay does not refit it.
+        self.index.bm25.scores("")
 
     def _detect_boundary(self) -> tuple[list[Message], str, str | None]:
         """(messages that close as an episode, why, decision variable); no messages when none close."""
@@ -141,10 +150,24 @@ class EverMemOSSystem(MemorySystem):
             closed = history if shift else []
             if not closed and len(self.pending) >= self.config.max_episode_messages:
                 closed, reason = list(self.pending), "buffer full"
-            decision = op.output(
-                "boundary", {"boundary": bool(closed), "reason": reason, "messages": len(closed)}, "decision"
-            )
+            decided = {"boundary": bool(closed), "reason": reason, "messages": len(closed)}
+            value, decision = op.produce("boundary", decided, "decision")
+            if value is not decided:
+                closed, reason = self._patched_boundary(value, reason)
         return list(closed), reason, decision
+
+    def _patched_boundary(self, value: Any, reason: str) -> tuple[list[Message], str]:
+        """What a patched boundary decision closes: nothing unless it says boundary, then its first
+        `messages` buffered messages (by default all but the newest, or the newest alone)."""
+        if not isinstance(value, dict):
+            value = {"boundary": value}
+        reason = str(value.get("reason") or reason)
+        if not value.get("boundary"):
+            return [], reason
+        count = value.get("messages")
+        if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+            count = len(self.pending) - 1 or len(self.pending)
+        return list(self.pending[:count]), reason
 
     def _topic_shift(self, history: list[Message], new: Message, op: Any) -> tuple[bool, str]:
         """Offline: a long enough buffer and a substantive new message sharing few of its words."""
@@ -179,20 +202,33 @@ class EverMemOSSystem(MemorySystem):
                 {"messages": [_line(m) for m in messages], "timestamp": date, "reason": reason},
                 category="memcell",
             )
-            new: list[tuple[str, str, str]] = []  # (unit id, text, version)
-            items = [("episode", cell.replace("memcell", "episode"), summary)]
-            items += [("fact", f"fact-{self.memcells}.{i}", f) for i, f in enumerate(facts, 1)]
-            items += [("foresight", f"foresight-{self.memcells}.{i}", p) for i, p in enumerate(plans, 1)]
+            # The values stored: produced, so a patch of them is what becomes memory.
+            episode = op.produce("episode", summary, category="episode")[0]
+            facts_out = op.produce("facts", facts, category="facts")[0]
+            plans_out = op.produce("foresight", plans, category="foresight")[0]
+            new: list[tuple[str, str, str]] = []  # (unit id, text indexed, version)
+            items = []
+            if episode is summary or _text(episode):  # a patch may blank the episode out
+                items.append(("episode", cell.replace("memcell", "episode"), _text(episode)))
+            items += [("fact", f"fact-{self.memcells}.{i}", f) for i, f in _numbered(facts, facts_out)]
+            items += [
+                ("foresight", f"foresight-{self.memcells}.{i}", p) for i, p in _numbered(plans, plans_out)
+            ]
             for kind, unit_id, text in items:
+                unit = run.memory(unit_id)
                 value = {"memory": text, "kind": kind, "memcell": cell, "timestamp": date}
-                new.append((unit_id, text, run.memory(unit_id).create(value, by=op, memcell=cell)))
+                version = unit.create(value, by=op, memcell=cell)
+                action, written = unit.applied
+                if action == "create" and version is not None:  # not cancelled by a replay patch
+                    new.append((unit_id, _text(written), version))
             del self.pending[: len(messages)]
             del self.buffer[: len(messages)]
             self.buffer_var = op.mutated(self.buffer, name=BUFFER, category="buffer")
         with mt.op("index_memcell", category="construction", memcell=cell) as op:
             for _, _, version in new:
                 op.use(version)
-            self.index.add([text for _, text, _ in new])
+            if new:
+                self.index.add([text for _, text, _ in new])
             self.units.extend(unit_id for unit_id, _, _ in new)
             self.texts.extend(text for _, text, _ in new)
             op.set(indexed=len(new), index_size=len(self.texts))
@@ -240,19 +276,20 @@ class EverMemOSSystem(MemorySystem):
 
     def answer(self, question: Question) -> Answer:
         k = self.config.top_k
+        extra: list[str] = []  # texts a patch put in `retrieved` that no indexed unit holds
         with mt.op("retrieve_round1", category="retrieval", top_k=k) as op:
             query_var = op.input("question", question.question, category="query")
             hits = self._search(question.question, k)
-            retrieved = self._output(op, hits, round=1)
+            hits, retrieved = self._output(op, hits, extra, round=1)
         with mt.op("check_sufficiency", category="retrieval") as op:
             op.use(query_var)
             op.use(retrieved)
-            sufficient, reason, followups = self._sufficiency(question.question, hits, op)
-            check = op.output(
-                "sufficiency",
-                {"sufficient": sufficient, "reason": reason, "followup_queries": followups},
-                category="decision",
-            )
+            texts = [self._text_of(h.index, extra) for h in hits]
+            sufficient, reason, followups = self._sufficiency(question.question, texts, op)
+            decided = {"sufficient": sufficient, "reason": reason, "followup_queries": followups}
+            value, check = op.produce("sufficiency", decided, category="decision")
+            if value is not decided:
+                sufficient, followups = self._patched_sufficiency(question.question, value)
         if not sufficient and followups:
             with mt.op("retrieve_round2", category="retrieval", top_k=k, queries=len(followups)) as op:
                 op.use(query_var)
@@ -260,9 +297,8 @@ class EverMemOSSystem(MemorySystem):
                 rankings = [[h.index for h in hits]]
                 rankings += [[h.index for h in self._search(q, k)] for q in followups]
                 fused = [Hit(i, s) for i, s in rrf_fuse(rankings, k=self.config.rrf_k)]
-                hits = self._distinct(fused, k)
-                retrieved = self._output(op, hits, round=2)
-        context = [self.texts[h.index] for h in hits]
+                hits, retrieved = self._output(op, self._distinct(fused, k, extra), extra, round=2)
+        context = [self._text_of(h.index, extra) for h in hits]
         return answer_question(
             question, context, config=self.config, llm=self.llm, context_var=retrieved, query_var=query_var
         )
@@ -271,34 +307,67 @@ class EverMemOSSystem(MemorySystem):
         """Hybrid top `k`, one hit per distinct text (an episode of one fact, a plan that is also a fact)."""
         return self._distinct(self.index.search(query, 2 * k), k) if self.texts else []
 
-    def _distinct(self, hits: list[Hit], k: int) -> list[Hit]:
+    def _distinct(self, hits: list[Hit], k: int, extra: list[str] | None = None) -> list[Hit]:
         """The first `k` hits whose texts differ (identical texts score alike, so the first unit wins)."""
         seen: set[str] = set()
         out = []
         for hit in hits:
-            if self.texts[hit.index] not in seen:
-                seen.add(self.texts[hit.index])
+            text = self._text_of(hit.index, extra)
+            if text not in seen:
+                seen.add(text)
                 out.append(hit)
         return out[:k]
 
-    def _output(self, op: Any, hits: list[Hit], *, round: int) -> str:
-        """Record the units read (their latest versions) and the retrieved texts as `retrieved`."""
+    def _text_of(self, index: int, extra: list[str] | None) -> str:
+        """An indexed text, or past the index's end one a patch added (see `_output`)."""
+        return self.texts[index] if index < len(self.texts) else (extra or [])[index - len(self.texts)]
+
+    def _output(self, op: Any, hits: list[Hit], extra: list[str], *, round: int) -> tuple[list[Hit], str]:
+        """Record the units read (their latest versions) and produce the retrieved texts as `retrieved`.
+
+        Returns the hits to go on with: those found, or the patched texts as hits (an indexed text by
+        its first position, any other text appended to `extra` and numbered after the index's end).
+        """
         run = self.recorder
         for hit in hits:
-            op.use(run.memory(self.units[hit.index]).latest_id)
-        op.set(units=[self.units[h.index] for h in hits])
-        return op.output("retrieved", [self.texts[h.index] for h in hits], category="retrieved", round=round)
+            if hit.index < len(self.units):
+                op.use(run.memory(self.units[hit.index]).latest_id)
+        op.set(units=[self.units[h.index] for h in hits if h.index < len(self.units)])
+        found = [self._text_of(h.index, extra) for h in hits]
+        value, var = op.produce("retrieved", found, category="retrieved", round=round)
+        if value is found:
+            return hits, var
+        position: dict[str, int] = {}
+        for i, text in enumerate([*self.texts, *extra]):
+            position.setdefault(text, i)
+        patched: list[Hit] = []
+        for text in dict.fromkeys(_texts(value)):
+            if text not in position:
+                extra.append(text)
+                position[text] = len(self.texts) + len(extra) - 1
+            patched.append(Hit(position[text], 1.0 / (len(patched) + 1)))
+        return patched, var
 
-    def _sufficiency(self, question: str, hits: list[Hit], op: Any) -> tuple[bool, str, list[str]]:
+    def _patched_sufficiency(self, question: str, value: Any) -> tuple[bool, list[str]]:
+        """(sufficient, follow-ups) of a patched decision; insufficient, no queries: the usual ones."""
+        if not isinstance(value, dict):
+            value = {"sufficient": value}
+        if value.get("sufficient"):
+            return True, []
+        queries = _texts(value.get("followup_queries"))
+        speakers = self.conversation.speakers if self.conversation else []
+        return False, (queries or followup_queries(question, speakers))[: self.config.max_followups]
+
+    def _sufficiency(self, question: str, texts: list[str], op: Any) -> tuple[bool, str, list[str]]:
         """(sufficient, why, follow-up queries): LLM judgement, or offline the top hit's support."""
         speakers = self.conversation.speakers if self.conversation else []
         if self.offline:
-            support = overlap(question, self.texts[hits[0].index]) if hits else 0.0
+            support = overlap(question, texts[0]) if texts else 0.0
             op.set(support=round(support, 3), threshold=self.config.sufficiency_threshold)
             sufficient = support >= self.config.sufficiency_threshold
             reason, queries = f"top hit support {support:.2f}", []
         else:
-            memories = "\n".join(f"{i}. {self.texts[h.index]}" for i, h in enumerate(hits, 1)) or "(none)"
+            memories = "\n".join(f"{i}. {text}" for i, text in enumerate(texts, 1)) or "(none)"
             op.input("sufficiency_prompt", self.config.sufficiency_prompt, category="prompt")
             prompt = self.config.sufficiency_prompt.format(question=question, memories=memories)
             reply: SufficiencyReply = self._ask(prompt, SufficiencyReply, "check_sufficiency.llm")
@@ -328,6 +397,39 @@ def followup_queries(question: str, speakers: list[str]) -> list[str]:
             seen.add(q.lower())
             out.append(q)
     return out
+
+
+def _text(value: Any) -> str:
+    """A (possibly patched) memory value as text: a memory dict's `memory`, other JSON as JSON."""
+    if isinstance(value, dict):
+        value = value.get("memory", value.get("text"))
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _texts(value: Any) -> list[str]:
+    """A (possibly patched) list of memories or queries as non-empty texts."""
+    items = value if isinstance(value, list | tuple) else [] if value is None else [value]
+    return [text for text in (_text(item) for item in items) if text.strip()]
+
+
+def _numbered(original: list[str], produced: Any) -> list[tuple[int, str]]:
+    """(number, text) of each produced memory: a text the extraction made keeps its number, a new one is
+    numbered after them, so a patch's memory overrides (keyed by unit id) still name the same texts."""
+    if produced is original:
+        return list(enumerate(original, 1))
+    free: dict[str, list[int]] = {}
+    for number, text in enumerate(original, 1):
+        free.setdefault(text, []).append(number)
+    numbered, extra = [], len(original)
+    for text in _texts(produced):
+        if free.get(text):
+            numbered.append((free[text].pop(0), text))
+        else:
+            extra += 1
+            numbered.append((extra, text))
+    return numbered
 
 
 def _line(message: Message) -> str:

@@ -6,10 +6,17 @@ Operations, named and categorised like the paper's Mem0 graphs so attribution re
 the event, with each deletion in a nested `delete_memory` (deletion) so that a lost fact can be blamed
 as an UpdateError or a DeletionError precisely. At question time `search` (retrieval) ranks the live
 memories and `answer` (response) reads them. Memory units are `mem-N` holding `{id, memory, timestamp}`.
+
+Replay (replay.py): the outputs later steps act on are produced (`op.produce`), so a patch of
+`extracted_facts`, `candidates`, `update_events` or the question-time `retrieved` changes what happens
+next; every memory change follows `unit.applied`, so the in-process store, its search indexes and the
+id counter stay equal to what was recorded when a patch cancels, deletes or rewrites a change. Patched
+values may be any JSON: facts and memories that are not the expected shapes are read as text.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -88,6 +95,37 @@ class Fact:
     owner: str | None
 
 
+@dataclass(slots=True)
+class Candidate:
+    """An old memory the update step compares a fact with; `unit` is None when no live unit backs it."""
+
+    unit: str | None
+    text: str
+    owner: str | None
+    timestamp: str | None
+
+
+def memory_text(value: Any) -> str:
+    """The text of a memory value; tolerant, since a replay patch may write any JSON into a unit."""
+    if isinstance(value, dict):
+        value = value.get("memory")
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def as_texts(value: Any) -> list[str]:
+    """A (possibly patched) list of facts or passages as non-empty strings."""
+    if value is None:
+        return []
+    items = value if isinstance(value, list | tuple) else [value]
+    texts = [
+        memory_text(item.get("text", item.get("memory")) if isinstance(item, dict) else item)
+        for item in items
+    ]
+    return [text.strip() for text in texts if text.strip()]
+
+
 def body(text: str) -> str:
     """A memory text without its date stamps, so dates never make two facts look alike."""
     return _STAMP.sub("", text)
@@ -112,7 +150,10 @@ def dice(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def decide_offline(
-    fact: Fact, candidates: list[tuple[str, str, str | None]], names: frozenset[str], config: Mem0Config
+    fact: Fact,
+    candidates: list[tuple[str | None, str, str | None]],
+    names: frozenset[str],
+    config: Mem0Config,
 ) -> list[dict[str, Any]]:
     """Mem0's decision by rules: events for one fact given `(unit, text, owner)` candidates, best first.
 
@@ -147,7 +188,7 @@ class Mem0System(MemorySystem):
 
     def reset(self) -> None:
         self.pending: list[Message] = []
-        self.memories: dict[str, dict[str, Any]] = {}  # unit -> {id, memory, timestamp}, live only
+        self.memories: dict[str, Any] = {}  # unit -> its recorded value ({id, memory, timestamp}), live only
         self.owners: dict[str, str | None] = {}
         self.stems: dict[str, frozenset[str]] = {}
         self.postings: dict[str, set[str]] = {}  # content stem -> units holding it
@@ -170,6 +211,10 @@ class Mem0System(MemorySystem):
 
     def finish(self) -> None:
         self._flush()
+        # Build the question index now rather than at the first question: the construction snapshot
+        # then holds it ready, and a question-stage replay does not rebuild it.
+        index, _ = self._question_index()
+        (index.bm25 if isinstance(index, HybridIndex) else index).scores("")  # fits BM25
 
     def _flush(self) -> None:
         batch, self.pending = self.pending, []
@@ -178,8 +223,8 @@ class Mem0System(MemorySystem):
         session = batch[0].session
         date = format_date(session.when) if session.when else session.date
         for fact in self._extract(batch, session, date):
-            hits, candidates_var = self._search_memories(fact)
-            self._decide(fact, hits, candidates_var, date)
+            candidates, candidates_var = self._search_memories(fact)
+            self._decide(fact, candidates, candidates_var, date)
 
     def _extract(self, batch: list[Message], session: Session, date: str | None) -> list[Fact]:
         run = self.recorder
@@ -207,14 +252,22 @@ class Mem0System(MemorySystem):
                     name="extract_facts.llm",
                 )
                 found = [(text.strip(), None) for text in reply.data.facts if text.strip()]
-            op.output("extracted_facts", [text for text, _ in found], category="facts")
+            texts = [text for text, _ in found]
+            extracted, _ = op.produce("extracted_facts", texts, category="facts")
+            if extracted is not texts:  # patched: owners of the facts kept, guessed for new ones
+                owners = dict(reversed(found))
+                guess = self.llm is None
+                found = [
+                    (t, owners[t] if t in owners else _speaker_in(t, batch) if guess else None)
+                    for t in as_texts(extracted)
+                ]
             facts = []
             for text, owner in found:
                 self.facts += 1
                 facts.append(Fact(text, op.output(f"fact-{self.facts}", text, category="fact"), owner))
         return facts
 
-    def _search_memories(self, fact: Fact) -> tuple[list[tuple[str, float]], str | None]:
+    def _search_memories(self, fact: Fact) -> tuple[list[Candidate], str | None]:
         run = self.recorder
         k = self.config.update_search_k
         with mt.op("search_memories", category="retrieval", k=k, method=self.config.update_search) as op:
@@ -224,8 +277,27 @@ class Mem0System(MemorySystem):
             for unit, _ in hits:
                 op.use(run.memory(unit).latest_id)
             op.set(scores=[[unit, round(score, 4)] for unit, score in hits])
-            found = op.output("candidates", [self.memories[unit] for unit, _ in hits], category="retrieved")
-        return hits, found
+            searched = [self.memories[unit] for unit, _ in hits]
+            found, found_var = op.produce("candidates", searched, category="retrieved")
+        if found is searched:
+            return [self._candidate(unit, self.memories[unit]) for unit, _ in hits], found_var
+        return self._patched_candidates(found), found_var
+
+    def _candidate(self, unit: str | None, value: Any) -> Candidate:
+        stamp = value.get("timestamp") if isinstance(value, dict) else None
+        owner = self.owners.get(unit) if unit is not None else None
+        return Candidate(unit, memory_text(value), owner, stamp if isinstance(stamp, str) else None)
+
+    def _patched_candidates(self, found: Any) -> list[Candidate]:
+        """Candidates a patch wrote: an item names a live unit by its `id`; other items are text only."""
+        candidates = []
+        for item in found if isinstance(found, list) else [found]:
+            unit = item.get("id") if isinstance(item, dict) else None
+            live = isinstance(unit, str) and unit in self.memories
+            candidate = self._candidate(unit if live else None, item)
+            if candidate.text:
+                candidates.append(candidate)
+        return candidates
 
     def _similar(self, text: str, k: int) -> list[tuple[str, float]]:
         """The `k` live memories most similar to `text`, ties broken by age (deterministic)."""
@@ -244,7 +316,7 @@ class Mem0System(MemorySystem):
         return scored[:k]
 
     def _decide(
-        self, fact: Fact, hits: list[tuple[str, float]], candidates_var: str | None, date: str | None
+        self, fact: Fact, candidates: list[Candidate], candidates_var: str | None, date: str | None
     ) -> None:
         with mt.op("update_memory_decision", category="update") as op:
             if fact.var:
@@ -252,25 +324,50 @@ class Mem0System(MemorySystem):
             if candidates_var:
                 op.use(candidates_var)
             if self.llm is None:
-                candidates = [(u, self.memories[u]["memory"], self.owners.get(u)) for u, _ in hits]
-                events = decide_offline(fact, candidates, self.names, self.config)
+                seen = [(c.unit, c.text, c.owner) for c in candidates]
+                events = decide_offline(fact, seen, self.names, self.config)
                 op.set(decided_by="rules")
-            elif not hits:
+            elif not candidates:
                 events = [{"id": None, "text": fact.text, "event": "ADD"}]
                 op.set(decided_by="no candidates")
             else:
-                events = self._decide_llm(self.llm, op, fact, [u for u, _ in hits], date)
-            applied = [event for event in (self._apply(op, fact, e, date) for e in events) if event]
-            op.output("update_events", applied, category="update_events")
-            op.set(events=[[e["event"], e["id"]] for e in applied])
+                events = self._decide_llm(self.llm, op, fact, candidates, date)
+            # Produced before they are carried out, so a patch of the events is what gets applied.
+            planned, _ = op.produce("update_events", self._plan(events), category="update_events")
+            done = [event for event in (self._apply(op, fact, e, date) for e in _events(planned)) if event]
+            op.set(events=[[e["event"], e["id"]] for e in done])
+
+    def _plan(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The events as they will apply: ADDs given their new unit ids, events on units gone dropped.
+
+        Simulated on a copy of the live texts so that the recorded events are exactly what `_apply`
+        does (an LLM may UPDATE a unit it also DELETEs).
+        """
+        texts = {unit: memory_text(value) for unit, value in self.memories.items()}
+        created, planned = self.created, []
+        for event in events:
+            kind, unit = event["event"], event["id"]
+            if kind == "ADD":
+                created += 1
+                planned.append({**event, "id": f"mem-{created}"})
+                continue
+            if unit not in texts:
+                continue
+            old = texts[unit]
+            if kind == "UPDATE":
+                texts[unit] = event["text"]
+            elif kind == "DELETE":
+                del texts[unit]
+            planned.append({"id": unit, "text": event["text"] or old, "event": kind, "old_memory": old})
+        return planned
 
     def _decide_llm(
-        self, llm: LLMClient, op: Op, fact: Fact, units: list[str], date: str | None
+        self, llm: LLMClient, op: Op, fact: Fact, candidates: list[Candidate], date: str | None
     ) -> list[dict[str, Any]]:
         """Ask the model; its ids are short aliases ("0", "1", ...) mapped back to units, as Mem0 does."""
         op.input("update_prompt", self.config.update_prompt, category="prompt")
-        alias = {str(i): unit for i, unit in enumerate(units)}
-        old = [(i, self.memories[u]["memory"], self.memories[u]["timestamp"]) for i, u in alias.items()]
+        alias = {str(i): c.unit for i, c in enumerate(candidates)}
+        old = [(str(i), c.text, c.timestamp) for i, c in enumerate(candidates)]
         reply = llm.chat(
             [
                 {"role": "system", "content": self.config.update_prompt},
@@ -293,40 +390,55 @@ class Mem0System(MemorySystem):
         return events
 
     def _apply(self, op: Op, fact: Fact, event: dict[str, Any], date: str | None) -> dict[str, Any] | None:
-        """Carry out one event on the memory units and the in-process store; None if it no longer applies."""
-        run, kind, unit = self.recorder, event["event"], event["id"]
+        """Carry out one planned event on the memory units and the in-process store.
+
+        None when it no longer applies or a replay patch cancelled it. An ADD always takes the next
+        `mem-N` (whatever id a patched event names), so ids never collide; the counter moves on even
+        when the creation is cancelled, which keeps later ids equal to the original run's.
+        """
+        run, kind, unit = self.recorder, event["event"], event.get("id")
+        text = event.get("text")
         if kind == "ADD":
             self.created += 1
             unit = f"mem-{self.created}"
-            entry = {"id": unit, "memory": event["text"], "timestamp": date}
-            run.memory(unit).create(entry, by=op)
-            self._store(unit, entry, fact.owner)
-            return {**event, "id": unit}
-        if unit not in self.memories:
+            handle = run.memory(unit)
+            handle.create({"id": unit, "memory": text, "timestamp": date}, by=op)
+            return {**event, "id": unit} if self._follow(unit, handle.applied, fact.owner) else None
+        if not isinstance(unit, str) or unit not in self.memories:
             return None
-        old = self.memories[unit]["memory"]
+        old = memory_text(self.memories[unit])
+        handle = run.memory(unit)
         if kind == "UPDATE":
-            entry = {"id": unit, "memory": event["text"], "timestamp": date}
-            run.memory(unit).update(entry, by=op)
-            self._forget(unit)
-            self._store(unit, entry, fact.owner)
+            handle.update({"id": unit, "memory": text or old, "timestamp": date}, by=op)
         elif kind == "DELETE":
             with mt.op("delete_memory", category="deletion", unit=unit) as deletion:
                 if fact.var:
                     deletion.use(fact.var)
-                run.memory(unit).delete(by=deletion)
-            self._forget(unit)
-        return {"id": unit, "text": event["text"] or old, "event": kind, "old_memory": old}
+                handle.delete(by=deletion)
+        if kind != "NONE" and not self._follow(unit, handle.applied, fact.owner):
+            return None
+        return {"id": unit, "text": text or old, "event": kind, "old_memory": old}
 
-    def _store(self, unit: str, entry: dict[str, Any], owner: str | None) -> None:
-        self.memories[unit] = entry
+    def _follow(self, unit: str, applied: tuple[str, Any], owner: str | None) -> bool:
+        """Make the in-process store say what was recorded; False when the change was cancelled."""
+        action, value = applied
+        if action == "cancelled":
+            return False
+        self._forget(unit)
+        if action != "delete":
+            self._store(unit, value, owner)
+        return True
+
+    def _store(self, unit: str, value: Any, owner: str | None) -> None:
+        self.memories[unit] = value
         self.owners[unit] = owner
-        stems = key_words(entry["memory"], self.names)
+        text = memory_text(value)
+        stems = key_words(text, self.names)
         self.stems[unit] = stems
         for stem in stems:
             self.postings.setdefault(stem, set()).add(unit)
         if self.config.update_search == "dense":
-            vector = np.asarray(self.embedder.embed([body(entry["memory"])]), dtype=np.float32)[0]
+            vector = np.asarray(self.embedder.embed([body(text)]), dtype=np.float32)[0]
             self.vectors[unit] = vector / (np.linalg.norm(vector) or 1.0)
         self._index = None
 
@@ -351,9 +463,14 @@ class Mem0System(MemorySystem):
                 op.use(run.memory(units[hit.index]).latest_id)
             context = [memory_line(self.memories[units[hit.index]]) for hit in hits]
             op.set(ranking=[[units[h.index], rank, round(h.score, 4)] for rank, h in enumerate(hits, 1)])
-            context_var = op.output("retrieved", context, category="retrieved")
+            retrieved, context_var = op.produce("retrieved", context, category="retrieved")
         return answer_question(
-            question, context, config=self.config, llm=self.llm, context_var=context_var, query_var=query
+            question,
+            context if retrieved is context else as_texts(retrieved),
+            config=self.config,
+            llm=self.llm,
+            context_var=context_var,
+            query_var=query,
         )
 
     def _question_index(self) -> tuple[BM25Index | HybridIndex, list[str]]:
@@ -367,12 +484,31 @@ class Mem0System(MemorySystem):
         return self._index
 
 
-def memory_line(entry: dict[str, Any]) -> str:
+def memory_line(entry: Any) -> str:
     """A memory as the answer step reads it: its text with its date stamp (added when it has none)."""
-    text, stamp = entry["memory"], entry.get("timestamp")
+    text = memory_text(entry)
+    stamp = entry.get("timestamp") if isinstance(entry, dict) else None
     if _STAMP.search(text.rstrip().rpartition("\n")[2]) or not stamp:
         return text
     return f"{text} [said on {stamp}]"
+
+
+def _events(value: Any) -> list[dict[str, Any]]:
+    """The well-formed events of a (possibly patched) `update_events` value."""
+    items = value if isinstance(value, list) else [value]
+    return [
+        e
+        for e in items
+        if isinstance(e, dict)
+        and e.get("event") in ("ADD", "UPDATE", "DELETE", "NONE")
+        and (e["event"] != "ADD" or memory_text(e.get("text")).strip())
+    ]
+
+
+def _speaker_in(text: str, batch: list[Message]) -> str | None:
+    """Offline owner of a fact a patch wrote: the batch speaker it names first, if any."""
+    found = [(text.find(m.turn.speaker), m.turn.speaker) for m in batch if m.turn.speaker in text]
+    return min(found)[1] if found else None
 
 
 def _number(unit: str) -> int:
