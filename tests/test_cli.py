@@ -156,3 +156,25 @@ def test_run_with_an_unreachable_llm_is_one_line_and_keeps_the_run_incomplete(tm
     assert "unreachable" in line and "127.0.0.1:9" in line
     (run,) = mt.open(ws).runs()
     assert run.status == "incomplete" and "unreachable" in run.error
+
+
+def test_attribute_then_verify_prints_verified_shares(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    memtrace("run", "--workspace", ws, "--system", "rag,mem0", "--questions", "12")
+    attributed = memtrace("attribute", ws, "--json", tmp_path / "a.json").stdout
+    assert "Attributions (flow)" in attributed
+    assert all(a["method"] == "flow" for a in json.loads((tmp_path / "a.json").read_text()))
+    out = memtrace("verify", ws, "--json", tmp_path / "v.json").stdout
+    assert "verified share" in out
+    shares = json.loads((tmp_path / "v.json").read_text())
+    assert shares and all(sum(counts.values()) > 0 for counts in shares.values())
+
+
+def test_bench_faults_writes_its_outputs(tmp_path: Path) -> None:
+    out = tmp_path / "faults"
+    result = memtrace(
+        "bench", "faults", "--out", out, "--system", "rag", "--per-type", "1", "--method", "flow,last-op"
+    )
+    assert "Injected faults" in result.stdout
+    assert (out / "faults.json").exists() and (out / "faults.png").exists()
+    assert any((out / "memtracebench" / "rag").glob("*.json"))
