@@ -74,7 +74,8 @@ def test_memory_lifecycles(sample_run: tuple[Path, RunResult]) -> None:
     assert all(entries[0] == "create" for entries in changes.values())
     assert ["create", "update", "delete"] in changes.values()
     first = next(entries[0][1] for entries in units.values())
-    assert set(first) == {"id", "memory", "timestamp"}
+    assert set(first) == {"id", "memory", "timestamp", "sources"}
+    assert first["sources"] and all(s.startswith("D") for s in first["sources"])
     deleted = [entries[-2][1]["memory"] for entries in units.values() if entries[-1][0] == "delete"]
     assert any("Velvet Static" in text for text in deleted), deleted  # "I quit the band"
     live = [entries[-1][1]["memory"] for entries in units.values() if entries[-1][0] != "delete"]

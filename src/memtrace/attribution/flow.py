@@ -15,6 +15,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
+from ..eval import says_unanswerable
 from ..graph import MEMORY_ENTRY, Case, GraphQueries, Operation, VariableVersion
 from ..graph.values import encode_value, value_text
 from ..llm import usage_scope
@@ -102,6 +103,19 @@ class FlowMethod:
         anatomy = case_anatomy(graph, case)
         if anatomy.answer_op is None:
             return undetermined(graph, case, self.name, anatomy.problem or "no answer operation found")
+        if case.gold and all(says_unanswerable(g) for g in case.gold):
+            op = anatomy.answer_op
+            return Attribution(
+                graph.run.id,
+                case.id,
+                op.id,
+                "ResponseError",
+                0.6,
+                f"The conversation does not state this, yet {op.name} ({op.id}) answered "
+                f"{_quote(case.prediction or '?')} instead of abstaining.",
+                self.name,
+                [PathStep("op", op.id, op.seq, "answered an unanswerable question", None)],
+            )
         found = locate_evidence(graph, case, method=self.evidence, k=self.k)
         if not found.versions:
             return undetermined(graph, case, self.name, found.problem or "no evidence messages found")

@@ -54,6 +54,9 @@ def value_words(value: Any) -> tuple[frozenset[str], ...]:
     if isinstance(value, dict):
         text = value.get("memory") if isinstance(value.get("memory"), str) else None
         if text is not None:
+            sources = value.get("sources")
+            if isinstance(sources, list) and sources:  # provenance kept by the system, like a tag
+                return (content_stems(text) | {f"@{s}" for s in sources if isinstance(s, str)},)
             return (content_stems(text),)
         return (
             (frozenset().union(*(w for item in value.values() for w in value_words(item))),) if value else ()

@@ -47,6 +47,8 @@ class Injector:
         self.scorer = OverlapScorer()
 
     def plan(self, case: Case) -> list[Injection]:
+        if not case.gold or NOT_MENTIONED in case.gold:
+            return []  # an unanswerable question carries no information to lose
         found = locate_evidence(self.graph, case, method="gold")
         anatomy = case_anatomy(self.graph, case)
         if not found.versions or anatomy.answer_op is None:

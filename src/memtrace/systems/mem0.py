@@ -93,6 +93,8 @@ class Fact:
     text: str
     var: str | None
     owner: str | None
+    #: The dialogue ids of the messages the fact came from (its provenance, kept on the memory).
+    sources: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -222,7 +224,9 @@ class Mem0System(MemorySystem):
             return
         session = batch[0].session
         date = format_date(session.when) if session.when else session.date
+        sources = tuple(m.turn.dia_id for m in batch)
         for fact in self._extract(batch, session, date):
+            fact.sources = sources
             candidates, candidates_var = self._search_memories(fact)
             self._decide(fact, candidates, candidates_var, date)
 
@@ -402,14 +406,19 @@ class Mem0System(MemorySystem):
             self.created += 1
             unit = f"mem-{self.created}"
             handle = run.memory(unit)
-            handle.create({"id": unit, "memory": text, "timestamp": date}, by=op)
+            handle.create(
+                {"id": unit, "memory": text, "timestamp": date, "sources": list(fact.sources)}, by=op
+            )
             return {**event, "id": unit} if self._follow(unit, handle.applied, fact.owner) else None
         if not isinstance(unit, str) or unit not in self.memories:
             return None
         old = memory_text(self.memories[unit])
         handle = run.memory(unit)
         if kind == "UPDATE":
-            handle.update({"id": unit, "memory": text or old, "timestamp": date}, by=op)
+            previous = self.memories[unit]
+            known = previous.get("sources", []) if isinstance(previous, dict) else []
+            sources = [*known, *(s for s in fact.sources if s not in known)]
+            handle.update({"id": unit, "memory": text or old, "timestamp": date, "sources": sources}, by=op)
         elif kind == "DELETE":
             with mt.op("delete_memory", category="deletion", unit=unit) as deletion:
                 if fact.var:
