@@ -207,6 +207,7 @@ class EverMemOSSystem(MemorySystem):
             facts_out = op.produce("facts", facts, category="facts")[0]
             plans_out = op.produce("foresight", plans, category="foresight")[0]
             new: list[tuple[str, str, str]] = []  # (unit id, text indexed, version)
+            sources = [m.turn.dia_id for m in messages]  # provenance: the memcell's messages
             items = []
             if episode is summary or _text(episode):  # a patch may blank the episode out
                 items.append(("episode", cell.replace("memcell", "episode"), _text(episode)))
@@ -216,7 +217,7 @@ class EverMemOSSystem(MemorySystem):
             ]
             for kind, unit_id, text in items:
                 unit = run.memory(unit_id)
-                value = {"memory": text, "kind": kind, "memcell": cell, "timestamp": date}
+                value = {"memory": text, "kind": kind, "memcell": cell, "timestamp": date, "sources": sources}
                 version = unit.create(value, by=op, memcell=cell)
                 action, written = unit.applied
                 if action == "create" and version is not None:  # not cancelled by a replay patch
