@@ -16,7 +16,7 @@ from typing import Any
 from ..graph import MemtraceError, Workspace
 from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
-from .model import Attribution, load_attributions, save_attribution, settings_key
+from .model import Attribution, load_attributions, save_attribution
 
 VERIFIED = "true"
 REFUTED = "false"
@@ -128,6 +128,3 @@ def _memory_text(value: Any) -> str:
     if isinstance(value, list):
         return "\n".join(value_text(v) for v in value)
     return value_text(value)
-
-
-__all__ = ["settings_key"]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 
-from .model import MEMORY_ENTRY
-
 
 def copy_prefix(conn: sqlite3.Connection, source: str, target: str, upto_seq: int) -> None:
     """Copy operations, variable versions and edges with seq <= `upto_seq` from run `source` to `target`.
@@ -43,6 +41,3 @@ def latest_versions(
         " GROUP BY name",
         (run, upto_seq),
     ).fetchall()
-
-
-__all__ = ["MEMORY_ENTRY", "copy_prefix", "latest_versions"]

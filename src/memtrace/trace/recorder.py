@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..graph.journal import JournalWriter, journal_path
-from ..graph.model import MEMORY_ENTRY, RUN_COMPLETE, RUN_INCOMPLETE, RUN_RUNNING, Case, Run
+from ..graph.model import RUN_COMPLETE, RUN_INCOMPLETE, RUN_RUNNING, Case, Run
 from ..graph.rows import case_row, dumps_or_none
 from ..graph.store import Store
 from ..graph.values import encode_value
@@ -296,10 +296,6 @@ class Recorder:
 
     def __repr__(self) -> str:
         return f"<memtrace run {self.id} {self.run.name!r} system={self.run.system!r}>"
-
-    @property
-    def memory_category(self) -> str:
-        return MEMORY_ENTRY
 
 
 _now = time.time
