@@ -18,7 +18,6 @@ import platform
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +31,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 import memtrace
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import code_version, goal_status
 from memtrace.trace import Recorder
 
 console = Console(width=None if sys.stdout.isatty() else 130)
@@ -255,29 +257,6 @@ def db_size(workspace: Path) -> int:
 
 def journal_size(workspace: Path) -> int:
     return sum(p.stat().st_size for p in workspace.glob("journal/*") if p.is_file())
-
-
-def code_version() -> str:
-    """The memtrace commit measured (with '+dirty' when src/ has uncommitted changes)."""
-    root = Path(__file__).resolve().parent.parent
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "src"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + ("+dirty" if dirty else "")
-
-
-def status(met: bool) -> str:
-    return "[green]met[/green]" if met else "[red]not met[/red]"
 
 
 def time_queries(
@@ -518,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{q['p95_ms']:.2f}",
             f"{q['max_ms']:.2f}",
             f"{q['mean_result_size']:,.1f}",
-            status(q["median_ms"] < GOAL_QUERY_MEDIAN_MS),
+            goal_status(q["median_ms"] < GOAL_QUERY_MEDIAN_MS),
         )
     console.print(qt)
 
@@ -539,13 +518,13 @@ def main(argv: list[str] | None = None) -> int:
             if baseline_s is None
             else f" (net of the pipeline: {rec['versions_per_s_net_of_pipeline']:,.0f}/s)"
         ),
-        status(goals["recording_ge_100k_versions_per_s"]),
+        goal_status(goals["recording_ge_100k_versions_per_s"]),
     )
     slowest = max(queries, key=lambda name: queries[name]["median_ms"])
     gt.add_row(
         f"every query < {GOAL_QUERY_MEDIAN_MS:.0f} ms median",
         f"slowest: {slowest} {queries[slowest]['median_ms']:.1f} ms",
-        status(goals["every_query_median_lt_100ms"]),
+        goal_status(goals["every_query_median_lt_100ms"]),
     )
     console.print(gt)
 

@@ -15,7 +15,6 @@ import json
 import platform
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +26,9 @@ from rich.console import Console
 from rich.table import Table
 
 import memtrace
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import code_version, goal_status
 
 console = Console(width=None if sys.stdout.isatty() else 150)
 
@@ -216,29 +218,6 @@ def measure(
 
 def per_op_us(seconds: float, n: int) -> float:
     return seconds / n * 1e6
-
-
-def goal_text(met: bool) -> str:
-    return "[green]met[/green]" if met else "[red]not met[/red]"
-
-
-def code_version() -> str:
-    """The memtrace commit measured (with '+dirty' when src/ has uncommitted changes)."""
-    root = Path(__file__).resolve().parent.parent
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "src"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + ("+dirty" if dirty else "")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -434,19 +413,19 @@ def main(argv: list[str] | None = None) -> int:
     goals.add_row(
         "memtrace <= 1/50 of smartcomment",
         f"1/{1 / ratios['memtrace_vs_smartcomment']:.1f}",
-        goal_text(figures["goals"]["memtrace_le_1_50_smartcomment"]),
+        goal_status(figures["goals"]["memtrace_le_1_50_smartcomment"]),
         f"1/{1 / ratios['memtrace_with_ingest_vs_smartcomment']:.1f}",
     )
     goals.add_row(
         "memtrace <= 1/2 of OpenTelemetry",
         f"{ratios['memtrace_vs_opentelemetry']:.2f}x",
-        goal_text(figures["goals"]["memtrace_le_1_2_opentelemetry"]),
+        goal_status(figures["goals"]["memtrace_le_1_2_opentelemetry"]),
         f"{ratios['memtrace_with_ingest_vs_opentelemetry']:.2f}x",
     )
     goals.add_row(
         "disabled < 1 us per op (worse of the two)",
         f"{off_us:.3f} us",
-        goal_text(figures["goals"]["disabled_lt_1us"]),
+        goal_status(figures["goals"]["disabled_lt_1us"]),
         "",
     )
     console.print(goals)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -45,3 +46,31 @@ def top_hits(scores: np.ndarray, k: int) -> list[Hit]:
         positive = positive[scores[positive] >= kth]
     order = np.lexsort((positive, -scores[positive].astype(np.float64)))
     return [Hit(int(positive[i]), float(scores[positive[i]])) for i in order[:k]]
+
+
+class GrowingIndex:
+    """What BM25 and dense indexes share: documents kept in order, a lock, and pickling for replay.
+
+    Subclasses set `self._documents` and `self._lock` in `__init__`.
+    """
+
+    _documents: list[str]
+    _lock: threading.Lock
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable for replay snapshots; the lock is per process and made anew."""
+        state = dict(self.__dict__)
+        state.pop("_lock", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    @property
+    def documents(self) -> list[str]:
+        """The indexed texts in the order they were added (a copy)."""
+        return list(self._documents)
+
+    def __len__(self) -> int:
+        return len(self._documents)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Hit, top_hits
+from .base import GrowingIndex, Hit, top_hits
 from .text import tokenize
 
 Tokenizer = Callable[[str], list[str]]
@@ -26,7 +26,7 @@ def _default_tokenizer(text: str) -> list[str]:
     return tokenize(text, stopwords=True, stem=True)
 
 
-class BM25Index:
+class BM25Index(GrowingIndex):
     """Lexical ranking of documents for a query; see the module docstring for the rebuild cost.
 
     By default English stopwords are removed and words Porter-stemmed: on LoCoMo evidence location
@@ -53,24 +53,6 @@ class BM25Index:
         self._stale = False
         self._lock = threading.Lock()
         self.add(documents)
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Picklable for replay snapshots; the lock is per process and made anew."""
-        state = dict(self.__dict__)
-        state.pop("_lock", None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
-
-    @property
-    def documents(self) -> list[str]:
-        """The indexed texts in the order they were added (a copy)."""
-        return list(self._documents)
-
-    def __len__(self) -> int:
-        return len(self._documents)
 
     def add(self, texts: Sequence[str]) -> None:
         """Append documents; they get the next positions and are searchable from the next `search`."""

@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .base import Hit, top_hits
+from .base import GrowingIndex, Hit, top_hits
 from .text import tokenize
 
 
@@ -148,7 +148,7 @@ def _unit_rows(matrix: np.ndarray) -> np.ndarray:
     return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
 
 
-class DenseIndex:
+class DenseIndex(GrowingIndex):
     """Cosine-similarity search over embedded texts; `add` embeds at once and grows a buffer in place.
 
     Vectors are normalised here too, so embedders that return raw vectors still rank by cosine.
@@ -170,24 +170,6 @@ class DenseIndex:
         self.min_score = min_score
         self._lock = threading.Lock()
         self.add(texts)
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Picklable for replay snapshots; the lock is per process and made anew."""
-        state = dict(self.__dict__)
-        state.pop("_lock", None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
-
-    @property
-    def documents(self) -> list[str]:
-        """The indexed texts in the order they were added (a copy)."""
-        return list(self._documents)
-
-    def __len__(self) -> int:
-        return len(self._documents)
 
     def add(self, texts: Sequence[str]) -> None:
         """Embed and append texts; they get the next positions."""
