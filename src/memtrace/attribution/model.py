@@ -59,6 +59,8 @@ class Attribution:
     cost: Cost = field(default_factory=Cost)
     verified: str | None = None  # "true" | "false" | "by-elimination" (filled by replay, later)
     replay_run: str | None = None
+    #: When verification revised this attribution: the claim it replaced and why it was refuted.
+    revised_from: dict[str, Any] | None = None
 
     @property
     def determined(self) -> bool:
@@ -93,7 +95,7 @@ def undetermined(graph: GraphQueries, case: Case, method: str, reason: str, **ex
 
 _COLUMNS = (
     "run, case_id, method, settings_key, op, error_type, confidence, verified, replay_run,"
-    " explanation, path, cost, created_at"
+    " explanation, path, cost, created_at, revised_from"
 )
 
 
@@ -101,11 +103,11 @@ def save_attribution(store: Store, attribution: Attribution, key: str) -> None:
     """Store (or replace) an attribution under (run, case, method, settings)."""
     with store.transaction() as conn:
         conn.execute(
-            f"INSERT INTO attributions({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+            f"INSERT INTO attributions({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
             " ON CONFLICT(run, case_id, method, settings_key) DO UPDATE SET op=excluded.op,"
             " error_type=excluded.error_type, confidence=excluded.confidence, verified=excluded.verified,"
             " replay_run=excluded.replay_run, explanation=excluded.explanation, path=excluded.path,"
-            " cost=excluded.cost, created_at=excluded.created_at",
+            " cost=excluded.cost, created_at=excluded.created_at, revised_from=excluded.revised_from",
             (
                 attribution.run_id,
                 attribution.case_id,
@@ -120,6 +122,7 @@ def save_attribution(store: Store, attribution: Attribution, key: str) -> None:
                 json.dumps([asdict(step) for step in attribution.path]),
                 json.dumps(asdict(attribution.cost)),
                 time.time(),
+                json.dumps(attribution.revised_from) if attribution.revised_from is not None else None,
             ),
         )
 
@@ -161,4 +164,5 @@ def _from_row(row: tuple) -> Attribution:
         explanation=row[9],
         path=[PathStep(**step) for step in json.loads(row[10] or "[]")],
         cost=Cost(**json.loads(row[11] or "{}")),
+        revised_from=json.loads(row[13]) if row[13] else None,
     )

@@ -4,6 +4,8 @@ The repair follows the error type: ExtractionError adds the evidence-bearing fac
 operation produced; UpdateError keeps the unit's previous version; DeletionError cancels the
 deletion; RetrievalError puts the evidence-bearing memory in place of the lowest-ranked context
 item; ResponseError is verified by elimination only (the context already held the evidence).
+A refuted repair is followed by the context oracle (oracle.py), which may revise the attribution
+to the answer step.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ..graph import MemtraceError, Workspace
 from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
 from .model import Attribution, load_attributions, save_attribution
+from .oracle import memory_as_context, revise
 
 VERIFIED = "true"
 REFUTED = "false"
@@ -30,6 +33,7 @@ class Verification:
     verdict: str
     reason: str
     replay_run: str | None = None
+    answer: str | None = None  # what the replayed run answered
 
 
 def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any] | None, str]:
@@ -58,34 +62,55 @@ def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any
         if held is None or not context:
             return None, "no evidence-bearing memory or retrieved context to repair"
         items = list(graph.value(context[-1].id) or [])
-        memory = _memory_text(graph.value(held.id))
+        memory = memory_as_context(graph.value(held.id))
         repaired = [*items[:-1], memory] if items else [memory]
         return {op_id: {"outputs": {context[-1].name: repaired}}}, "swap the evidence in for the last item"
     return None, f"no repair for {kind}"
 
 
-def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None) -> Verification:
-    """Replay the run with the repair and judge the case again."""
+def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: bool = True) -> Verification:
+    """Replay the run with the repair and judge the case again; on refutation ask the context oracle.
+
+    With `oracle=False` a refuted or unrepairable claim is returned as it is, never revised.
+    """
     if attribution.error_type == "ResponseError":
         return Verification(attribution, BY_ELIMINATION, "the context held the evidence")
     if not attribution.determined:
         return Verification(attribution, NOT_VERIFIABLE, "undetermined")
     patch, reason = build_repair(ws, attribution)
     if patch is None:
-        return Verification(attribution, NOT_VERIFIABLE, reason)
-    try:
-        result = replay(ws.path, attribution.run_id, patch, cases=[attribution.case_id], llm=llm)
-    except MemtraceError as exc:
-        return Verification(attribution, NOT_VERIFIABLE, str(exc))
-    answered = result.case(attribution.case_id)
-    verdict = VERIFIED if answered.correct else REFUTED
-    return Verification(
-        attribution, verdict, f"{reason}; replayed answer {answered.prediction!r}", result.run_id
-    )
+        claim = Verification(attribution, NOT_VERIFIABLE, reason)
+    else:
+        try:
+            result = replay(ws.path, attribution.run_id, patch, cases=[attribution.case_id], llm=llm)
+        except MemtraceError as exc:
+            return Verification(attribution, NOT_VERIFIABLE, str(exc))
+        answered = result.case(attribution.case_id)
+        if answered.correct:
+            return Verification(
+                attribution,
+                VERIFIED,
+                f"{reason}; replayed answer {answered.prediction!r}",
+                result.run_id,
+                answered.prediction,
+            )
+        claim = Verification(
+            attribution,
+            REFUTED,
+            f"{reason}; replayed answer {answered.prediction!r}",
+            result.run_id,
+            answered.prediction,
+        )
+    return revise(ws, attribution, claim, llm=llm) if oracle else claim
 
 
 def verify_all(
-    workspace: str | Path, *, method: str = "flow", llm: Any = None, progress: Any = None
+    workspace: str | Path,
+    *,
+    method: str = "flow",
+    llm: Any = None,
+    progress: Any = None,
+    oracle: bool = True,
 ) -> list[Verification]:
     """Verify every stored attribution of a method and store the outcome on it."""
     with Workspace(workspace) as ws:
@@ -97,11 +122,10 @@ def verify_all(
         )
         results = []
         for done, attribution in enumerate(attributions, 1):
-            outcome = verify(ws, attribution, llm=llm)
-            attribution.verified, attribution.replay_run = outcome.verdict, outcome.replay_run
-            save_attribution(
-                ws.store, attribution, keys.get(f"{attribution.run_id}/{attribution.case_id}", "")
-            )
+            outcome = verify(ws, attribution, llm=llm, oracle=oracle)
+            checked = outcome.attribution
+            checked.verified, checked.replay_run = outcome.verdict, outcome.replay_run
+            save_attribution(ws.store, checked, keys.get(f"{checked.run_id}/{checked.case_id}", ""))
             results.append(outcome)
             if progress:
                 progress(done, len(attributions))
@@ -109,22 +133,20 @@ def verify_all(
 
 
 def verified_shares(workspace: str | Path, method: str) -> dict[str, dict[str, int]]:
-    """Counts of verification outcomes per error type for a method's stored attributions."""
+    """Counts of verification outcomes per error type for a method's stored attributions.
+
+    Besides the outcomes, `revised` counts attributions the context oracle turned into this type and
+    `revised away` those it turned from this type into another (they are not in the outcomes).
+    """
     with Workspace(workspace) as ws:
         table: dict[str, Counter[str]] = defaultdict(Counter)
         for a in load_attributions(ws.store, method=method):
             table[a.error_type][a.verified or "not verified"] += 1
+            if a.revised_from is not None:
+                table[a.error_type]["revised"] += 1
+                table[a.revised_from["error_type"]]["revised away"] += 1
         return {kind: dict(counts) for kind, counts in table.items()}
 
 
 def _as_fact(message: str) -> str:
     return message.split(": ", 1)[1] if ": " in message[:40] else message
-
-
-def _memory_text(value: Any) -> str:
-    if isinstance(value, dict) and "memory" in value:
-        stamp = value.get("timestamp")
-        return f"{value['memory']} [said on {stamp}]" if stamp else str(value["memory"])
-    if isinstance(value, list):
-        return "\n".join(value_text(v) for v in value)
-    return value_text(value)

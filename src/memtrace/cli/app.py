@@ -252,6 +252,9 @@ def verify(
     llm: Annotated[str, typer.Option(help="offline, or openai when the runs used a model.")] = "offline",
     model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
     base_url: Annotated[str | None, typer.Option(help="Endpoint for --llm openai.")] = None,
+    oracle: Annotated[
+        bool, typer.Option(help="After a refuted repair, test the answer step with the evidence in context.")
+    ] = True,
     json_out: JsonOption = None,
 ) -> None:
     """Replay each attributed run with the blamed operation repaired and check the answer flips."""
@@ -266,20 +269,30 @@ def verify(
             workspace,
             method=method,
             llm=client,
+            oracle=oracle,
             progress=lambda done, total: progress.update(task, completed=done, total=total),
         )
     shares = verified_shares(workspace, method)
-    outcomes = ["true", "by-elimination", "false", "not-verifiable"]
+    outcomes = ["true", "by-elimination", "false", "not-verifiable", "not verified"]
     table = Table(title=f"Verification of {method} attributions in {workspace}", title_justify="left")
-    for column in ["error type", *outcomes, "verified share"]:
+    for column in ["error type", *outcomes, "revised to / away", "verified share"]:
         table.add_column(column, justify="left" if column == "error type" else "right")
+    good_all = total_all = 0
     for kind, counts in sorted(shares.items()):
-        total = sum(counts.values())
+        total = sum(counts.get(o, 0) for o in outcomes)
         good = counts.get("true", 0) + counts.get("by-elimination", 0)
-        table.add_row(
-            kind, *(str(counts.get(o, 0)) for o in outcomes), f"{good / total:.1%}" if total else "-"
-        )
+        good_all, total_all = good_all + good, total_all + total
+        revised = f"{counts.get('revised', 0)} / {counts.get('revised away', 0)}"
+        share = f"{good / total:.1%}" if total else "-"
+        table.add_row(kind, *(str(counts.get(o, 0)) for o in outcomes), revised, share)
+    if total_all:
+        table.add_section()
+        table.add_row("all", *[""] * len(outcomes), "", f"{good_all / total_all:.1%} of {total_all}")
     console.print(table)
+    console.print(
+        "[dim]revised: refuted claims the context oracle moved to the answer step, which failed "
+        "even with the evidence in its context.[/dim]"
+    )
     write_json(json_out, shares)
 
 

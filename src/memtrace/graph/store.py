@@ -27,7 +27,7 @@ from .rows import (
 from .values import decode_value
 
 DB_FILENAME = "memtrace.db"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Column orders of the tuples that writers pass in (the recorder builds these directly).
 OP_COLUMNS = "run, id, seq, parent_op, name, category, started_at, ended_at, status, metadata"
@@ -103,6 +103,10 @@ _MIGRATIONS: dict[int, str] = {
     INSERT INTO blobs_v2(hash, encoding, data) SELECT hash, encoding, data FROM blobs;
     DROP TABLE blobs;
     ALTER TABLE blobs_v2 RENAME TO blobs;
+    """,
+    # 3: an attribution that replay revised keeps the claim it replaced (JSON).
+    3: """
+    ALTER TABLE attributions ADD COLUMN revised_from TEXT;
     """,
 }
 
@@ -376,6 +380,15 @@ class Store:
                 f"SELECT {CASE_COLUMNS} FROM cases WHERE run=? ORDER BY rowid", (run_id,)
             ).fetchall()
         return [case_from_row(row) for row in rows]
+
+    def case(self, run_id: str, case_id: str) -> Case:
+        """One case of a run; a missing one is a NotFoundError naming it and the workspace."""
+        row = self.conn.execute(
+            f"SELECT {CASE_COLUMNS} FROM cases WHERE run=? AND id=?", (run_id, case_id)
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"{self.path}: run {run_id} has no case {case_id!r}")
+        return case_from_row(row)
 
     def blob_value(self, blob_hash: str | None) -> Any:
         """The decoded value stored under a content hash (None for a value-less version)."""

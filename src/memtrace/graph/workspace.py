@@ -35,6 +35,9 @@ class Workspace:
     def cases(self, ref: str | None = None) -> list[Case]:
         return self.store.cases(None if ref is None else self.store.run(ref).id)
 
+    def case(self, ref: str, case_id: str) -> Case:
+        return self.store.case(self.store.run(ref).id, case_id)
+
     def close(self) -> None:
         self.store.close()
 
