@@ -1,9 +1,13 @@
 """Replaying a one-operation patch against re-running the whole conversation, per system.
 
-For each system: record a conversation (timed: the full run), then patch one operation and replay
-(timed): a question-stage patch (the answer of a middle question) and a construction-stage patch
-(an operation in the middle of construction, replayed from the nearest session snapshot). The
-replay answers only the patched case, which is what verification and fault injection need.
+For each system: record a conversation (timed: the full run, including indexing its journal into
+the workspace), then patch one operation and replay (timed the same way, indexing included):
+- a question-stage patch (the answer of a middle question), one replay opening the workspace;
+- the same in a batch, the way `memtrace verify` replays: one open workspace, 20 different
+  questions patched in turn, the journals indexed at the end, time per replay;
+- a construction-stage patch (an operation in the middle of construction, replayed from the
+  nearest session snapshot).
+The replay answers only the patched case, which is what verification and fault injection need.
 
     .venv/bin/python benchmarks/replay_speed.py [--dataset locomo:../shared/data/locomo-dev.json]
 """
@@ -17,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -35,13 +40,19 @@ def main(argv: list[str] | None = None) -> int:
     default = f"locomo:{LOCOMO}" if LOCOMO.exists() else "sample"
     parser.add_argument("--dataset", default=default)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=20)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     (conversation,) = load_dataset(args.dataset, conversations=1)
     table = Table(
         title=f"Replay vs full re-run on {conversation.id} ({len(conversation.questions)} questions)"
     )
-    for column in ("system", "full run s", "question patch s", "ratio", "construction patch s", "ratio"):
+    kinds = {"question": "question patch", "batch": "in a batch", "construction": "construction patch"}
+    for column in (
+        "system",
+        "full run s",
+        *(f"{label} {unit}" for label in kinds.values() for unit in ("s", "ratio")),
+    ):
         table.add_column(column, justify="left" if column == "system" else "right")
     figures = {}
     for name in SYSTEMS:
@@ -50,36 +61,51 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.repeat):
                 started = time.perf_counter()
                 result = run_conversation(system_class(name)(), conversation, tmp)
+                mt.open(tmp).close()  # index the run's journal: part of recording it
                 full.append(time.perf_counter() - started)
-            ws = mt.open(tmp)
-            middle = result.cases[len(result.cases) // 2]
-            case = next(c for c in ws.cases(result.run_id) if c.id == middle.id)
-            answer = ws.graph(result.run_id).producers(case.prediction_var)[-1]
-            construction = [o for o in ws.store.ops(result.run_id) if o.category in ("extraction", "update")]
-            build_op = construction[len(construction) // 2] if construction else answer
-            timings = {}
-            for label, op in (("question", answer), ("construction", build_op)):
-                patch = {op.id: {"outputs": {"prediction": "patched"}}} if op is answer else {op.id: {}}
-                spent = []
-                for _ in range(args.repeat):
-                    started = time.perf_counter()
-                    replay(tmp, result.run_id, patch, cases=[case.id])
-                    spent.append(time.perf_counter() - started)
-                timings[label] = statistics.median(spent)
+            timings = _replay_timings(Path(tmp), result, args.repeat, args.batch)
             base = statistics.median(full)
             figures[name] = {"full_s": base, **{f"{k}_patch_s": v for k, v in timings.items()}}
-            table.add_row(
-                name,
-                f"{base:.3f}",
-                f"{timings['question']:.3f}",
-                f"{base / timings['question']:.1f}x",
-                f"{timings['construction']:.3f}",
-                f"{base / timings['construction']:.1f}x",
-            )
+            cells = [(f"{timings[k]:.3f}", f"{base / timings[k]:.1f}x") for k in kinds]
+            table.add_row(name, f"{base:.3f}", *(cell for pair in cells for cell in pair))
     Console().print(table)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
     return 0
+
+
+def _replay_timings(tmp: Path, result: Any, repeat: int, batch: int) -> dict[str, float]:
+    """Median seconds of one replay per kind; journals indexed, as for the full run."""
+    ws = mt.open(tmp)
+    answers = {}
+    for case in ws.cases(result.run_id):
+        answers[case.id] = ws.graph(result.run_id).producers(case.prediction_var)[-1]
+    ids = [c.id for c in result.cases]
+    middle = ids[len(ids) // 2]
+    construction = [o for o in ws.store.ops(result.run_id) if o.category in ("extraction", "update")]
+    build_op = construction[len(construction) // 2] if construction else answers[middle]
+    ws.close()
+
+    def answer_patch(case_id: str) -> dict[str, Any]:
+        return {answers[case_id].id: {"outputs": {"prediction": "patched"}}}
+
+    timings = {}
+    for label, patch in (("question", answer_patch(middle)), ("construction", {build_op.id: {}})):
+        spent = []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            replay(tmp, result.run_id, patch, cases=[middle])
+            mt.open(tmp).close()
+            spent.append(time.perf_counter() - started)
+        timings[label] = statistics.median(spent)
+    chosen = ids[len(ids) // 4 :][:batch]
+    started = time.perf_counter()
+    with mt.open(tmp) as ws:
+        for case_id in chosen:
+            replay(ws, result.run_id, answer_patch(case_id), cases=[case_id])
+    mt.open(tmp).close()
+    timings["batch"] = (time.perf_counter() - started) / len(chosen)
+    return timings
 
 
 if __name__ == "__main__":

@@ -469,3 +469,32 @@ def test_evermemos_patched_sufficiency_forces_a_second_round(
         "retrieve_round2",
         "answer",
     ]
+
+
+def test_a_replayed_prefix_is_copied_only_when_the_replay_is_read(
+    recorded: dict[str, Recorded], tmp_path: Path
+) -> None:
+    """Replay defers copying the reused prefix; the first read copies it and the run is complete."""
+    import shutil
+
+    source, run = recorded["mem0"]
+    workspace = tmp_path / "ws"
+    shutil.copytree(source, workspace)
+    middle = run.cases[len(run.cases) // 2].id
+    result = replay(workspace, run.run_id, cases=[middle])
+    with mt.open(workspace) as ws:
+        pending = ws.store.conn.execute(
+            "SELECT source FROM pending_prefixes WHERE run=?", (result.run_id,)
+        ).fetchall()
+        assert pending == [(run.run_id,)]
+        assert (
+            ws.store.conn.execute("SELECT COUNT(*) FROM ops WHERE run=?", (result.run_id,)).fetchone()[0] < 20
+        )
+        replayed, original = ws.graph(result.run_id), ws.graph(run.run_id)  # the first read copies
+        resumed = result.resumed_after_seq
+        assert replayed.memory_values_at(resumed) == original.memory_values_at(resumed)
+        assert ws.store.count("ops", result.run_id) > ws.store.count("ops", run.run_id) // 2
+        assert not ws.store.conn.execute(
+            "SELECT 1 FROM pending_prefixes WHERE run=?", (result.run_id,)
+        ).fetchall()
+    assert final_state(workspace, result.run_id) == final_state(workspace, run.run_id)

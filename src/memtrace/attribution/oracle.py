@@ -86,7 +86,7 @@ def revise(ws: Workspace, attribution: Attribution, claim: Any, *, llm: Any = No
     """
     from .verify import BY_ELIMINATION, Verification  # verify.py imports this module
 
-    graph = ws.view(attribution.run_id)
+    graph = ws.cached_view(attribution.run_id)
     case = ws.case(attribution.run_id, attribution.case_id)
     anatomy = case_anatomy(graph, case)
     if anatomy.answer_op is None:
@@ -100,7 +100,7 @@ def revise(ws: Workspace, attribution: Attribution, claim: Any, *, llm: Any = No
             claim.reason += f"; no context oracle: {problem}"
             return claim
         try:
-            result = replay(ws.path, attribution.run_id, patch, cases=[case.id], llm=llm)
+            result = replay(ws, attribution.run_id, patch, cases=[case.id], llm=llm)
         except MemtraceError as exc:
             claim.reason += f"; context oracle failed: {exc}"
             return claim

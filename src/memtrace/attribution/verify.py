@@ -38,7 +38,7 @@ class Verification:
 
 def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any] | None, str]:
     """The patch its error type implies, or None with the reason when none can be built."""
-    graph = ws.view(attribution.run_id)
+    graph = ws.cached_view(attribution.run_id)
     op_id = attribution.op_id
     if op_id is None or not graph.has_op(op_id):
         return None, "no operation to repair"
@@ -82,7 +82,7 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
         claim = Verification(attribution, NOT_VERIFIABLE, reason)
     else:
         try:
-            result = replay(ws.path, attribution.run_id, patch, cases=[attribution.case_id], llm=llm)
+            result = replay(ws, attribution.run_id, patch, cases=[attribution.case_id], llm=llm)
         except MemtraceError as exc:
             return Verification(attribution, NOT_VERIFIABLE, str(exc))
         answered = result.case(attribution.case_id)

@@ -1,8 +1,46 @@
-"""Copy the first part of a run into another: what a replay reuses instead of re-executing."""
+"""Copy the first part of a run into another: what a replay reuses instead of re-executing.
+
+A replay does not copy at once: it records a pending prefix (`defer_prefix`), and the rows are
+copied the first time anything reads the replayed run (`materialize_prefix`). Verification and
+fault injection replay thousands of times and read back only the answer, so most prefixes are
+never copied at all; a run someone opens is complete, as if it had been copied up front.
+"""
 
 from __future__ import annotations
 
 import sqlite3
+
+from .checkpoints import update_checkpoints
+
+
+def defer_prefix(conn: sqlite3.Connection, source: str, target: str, upto_seq: int) -> None:
+    """Note that run `target` starts with run `source`'s rows up to `upto_seq`, to be copied on read."""
+    conn.execute(
+        "INSERT OR REPLACE INTO pending_prefixes(run, source, upto_seq) VALUES (?, ?, ?)",
+        (target, source, upto_seq),
+    )
+
+
+def pending_prefix(conn: sqlite3.Connection, run: str) -> tuple[str, int] | None:
+    """(source run, up to seq) when `run` still waits for its prefix, else None."""
+    row = conn.execute("SELECT source, upto_seq FROM pending_prefixes WHERE run=?", (run,)).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
+def materialize_prefix(conn: sqlite3.Connection, run: str) -> bool:
+    """Copy a pending prefix into `run` and rebuild its checkpoints; False when none was pending.
+
+    Runs inside the caller's transaction. The source must already be complete (see Store).
+    """
+    pending = pending_prefix(conn, run)
+    if pending is None:
+        return False
+    source, upto_seq = pending
+    copy_prefix(conn, source, run, upto_seq)
+    conn.execute("DELETE FROM pending_prefixes WHERE run=?", (run,))
+    conn.execute("DELETE FROM memory_checkpoints WHERE run=?", (run,))
+    update_checkpoints(conn, run)
+    return True
 
 
 def copy_prefix(conn: sqlite3.Connection, source: str, target: str, upto_seq: int) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from .checkpoints import update_checkpoints
+from .copying import pending_prefix
 from .model import RUN_INCOMPLETE
 
 if TYPE_CHECKING:
@@ -189,7 +190,8 @@ def ingest_journal(store: Store, path: Path, progress: IngestProgress | None = N
         return
     finished = closed is not None or not alive or damage is not None
     with store.transaction() as conn:
-        update_checkpoints(conn, run_id)
+        if pending_prefix(conn, run_id) is None:  # else built when the prefix is copied
+            update_checkpoints(conn, run_id)
         if closed is not None:
             _, status, error, finished_at, metadata = closed
             conn.execute(

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .copying import materialize_prefix, pending_prefix
 from .errors import NotFoundError, WorkspaceError
 from .journal import IngestProgress, ingest_journals
 from .model import Annotation, Case, Edge, Operation, Run, VariableVersion
@@ -104,9 +105,11 @@ _MIGRATIONS: dict[int, str] = {
     DROP TABLE blobs;
     ALTER TABLE blobs_v2 RENAME TO blobs;
     """,
-    # 3: an attribution that replay revised keeps the claim it replaced (JSON).
+    # 3: an attribution that replay revised keeps the claim it replaced (JSON); a replayed run's
+    # prefix is copied from its parent when first read (copying.py).
     3: """
     ALTER TABLE attributions ADD COLUMN revised_from TEXT;
+    CREATE TABLE pending_prefixes (run TEXT PRIMARY KEY, source TEXT NOT NULL, upto_seq INTEGER NOT NULL);
     """,
 }
 
@@ -320,6 +323,7 @@ class Store:
             "annotations",
             "memory_checkpoints",
             "journal_state",
+            "pending_prefixes",
         ):
             conn.execute(f"DELETE FROM {table} WHERE run=?", (run_id,))
         conn.execute("DELETE FROM runs WHERE id=?", (run_id,))
@@ -352,21 +356,34 @@ class Store:
             row = rows[0] if len(rows) == 1 else None
         if row is None:
             raise NotFoundError(f"{self.path}: no run {ref!r}")
+        self.complete(row[0])
         return run_from_row(row)
 
+    def complete(self, run_id: str) -> None:
+        """Copy a replayed run's deferred prefix (and its source's, first) before anyone reads it."""
+        source = pending_prefix(self.conn, run_id)
+        if source is None:
+            return
+        self.complete(source[0])
+        with self.transaction() as conn:
+            materialize_prefix(conn, run_id)  # a no-op if another thread got there first
+
     def ops(self, run_id: str, where: str = "", params: Iterable[Any] = ()) -> list[Operation]:
+        self.complete(run_id)
         rows = self.conn.execute(
             f"SELECT {OP_COLUMNS} FROM ops WHERE run=? {where} ORDER BY seq", (run_id, *params)
         ).fetchall()
         return [op_from_row(row) for row in rows]
 
     def variables(self, run_id: str, where: str = "", params: Iterable[Any] = ()) -> list[VariableVersion]:
+        self.complete(run_id)
         rows = self.conn.execute(
             f"SELECT {VAR_COLUMNS} FROM vars WHERE run=? {where} ORDER BY seq", (run_id, *params)
         ).fetchall()
         return [var_from_row(row) for row in rows]
 
     def edges(self, run_id: str, where: str = "", params: Iterable[Any] = ()) -> list[Edge]:
+        self.complete(run_id)
         rows = self.conn.execute(
             f"SELECT {EDGE_COLUMNS} FROM edges WHERE run=? {where} ORDER BY rowid", (run_id, *params)
         ).fetchall()
@@ -413,4 +430,5 @@ class Store:
         return out
 
     def count(self, table: str, run_id: str) -> int:
+        self.complete(run_id)
         return self.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE run=?", (run_id,)).fetchone()[0]

@@ -16,6 +16,7 @@ class Workspace:
     def __init__(self, path: str | Path, *, create: bool = False) -> None:
         self.path = Path(path)
         self.store = Store(self.path, create=create)
+        self._views: dict[str, GraphView] = {}
 
     def runs(self) -> list[Run]:
         return self.store.runs()
@@ -31,6 +32,15 @@ class Workspace:
     def view(self, ref: str) -> GraphView:
         """The whole run loaded into memory for analyses that walk it many times."""
         return GraphView(self.store, self.store.run(ref))
+
+    def cached_view(self, run_id: str) -> GraphView:
+        """`view(run_id)`, kept for the next call: for workflows that revisit a few finished runs."""
+        view = self._views.get(run_id)
+        if view is None:
+            if len(self._views) >= 4:
+                self._views.pop(next(iter(self._views)))
+            view = self._views[run_id] = self.view(run_id)
+        return view
 
     def cases(self, ref: str | None = None) -> list[Case]:
         return self.store.cases(None if ref is None else self.store.run(ref).id)

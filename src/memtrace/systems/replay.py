@@ -49,7 +49,7 @@ class ReplayResult:
 
 
 def replay(
-    workspace: str | Path,
+    workspace: str | Path | Workspace,
     run: str,
     patches: dict[str, dict[str, Any]] | None = None,
     *,
@@ -57,28 +57,40 @@ def replay(
     llm: Any = None,
     name: str | None = None,
 ) -> ReplayResult:
-    """Re-execute run `run` with `patches` applied; answer `cases` (default: all of its questions)."""
-    started = time.perf_counter()
-    patches = dict(patches or {})
+    """Re-execute run `run` with `patches` applied; answer `cases` (default: all of its questions).
+
+    Given an open Workspace, replays record through its store (no connection opened or closed per
+    replay, which is what verifying thousands of attributions needs); their journals are indexed
+    at the workspace's next open.
+    """
+    if isinstance(workspace, Workspace):
+        return _replay(workspace, run, dict(patches or {}), cases=cases, llm=llm, name=name)
     with Workspace(workspace) as ws:
-        original = ws.run(run)
-        earlier = (original.metadata.get("replay") or {}).get("patches")
-        if original.parent_run and earlier is not None:
-            # A replayed run is its parent with patches: replay the parent with those plus these.
-            parent = original.parent_run
-            merged = {**earlier, **patches}
-        else:
-            parent = None
-        graph = ws.graph(original.id)
-        if parent is not None:
-            patch_seqs = []
-        else:
-            patch_seqs = [graph.op(op_id).seq for op_id in patches]  # NotFoundError names a bad op id
-        if parent is not None:
-            ws.close()
-            return replay(workspace, parent, merged, cases=cases, llm=llm, name=name or f"{original.name}+")
-        conversation, snapshots = load_snapshots(workspace, original.id)
-        first_question = _question_start(ws, original.id, conversation, cases)
+        return _replay(ws, run, dict(patches or {}), cases=cases, llm=llm, name=name)
+
+
+def _replay(
+    ws: Workspace,
+    run: str,
+    patches: dict[str, dict[str, Any]],
+    *,
+    cases: list[str] | None,
+    llm: Any,
+    name: str | None,
+) -> ReplayResult:
+    started = time.perf_counter()
+    original = ws.run(run)
+    earlier = (original.metadata.get("replay") or {}).get("patches")
+    if original.parent_run and earlier is not None:
+        # A replayed run is its parent with patches: replay the parent with those plus these.
+        merged = {**earlier, **patches}
+        return _replay(
+            ws, original.parent_run, merged, cases=cases, llm=llm, name=name or f"{original.name}+"
+        )
+    graph = ws.graph(original.id)
+    patch_seqs = [graph.op(op_id).seq for op_id in patches]  # NotFoundError names a bad op id
+    conversation, snapshots = load_snapshots(ws.path, original.id)
+    first_question = _question_start(ws, original.id, conversation, cases)
     if not snapshots:
         raise MemtraceError(f"run {original.id} has no snapshots to resume from")
     wanted = [q for q in conversation.questions if cases is None or q.id in cases]
@@ -102,7 +114,8 @@ def replay(
         else:
             resume_seq = snapshot.seq
     recorder = Recorder(
-        workspace,
+        ws.path,
+        store=ws.store,
         name=name or f"{original.name}~replay",
         system=original.system,
         dataset=original.dataset,

@@ -109,13 +109,14 @@ class Recorder:
 
         Replay re-executes from there; everything before is reused as recorded.
         """
-        from ..graph.copying import copy_prefix, latest_versions
+        from ..graph.copying import defer_prefix, latest_versions
 
         self.run.parent_run = parent
         self.run.metadata.setdefault("replay", {})["resumed_after_seq"] = upto_seq
+        self.store.complete(parent)  # the prefix must come from a complete run
         with self.store.transaction() as conn:
             self.store.insert_run_in(conn, self.run)
-            copy_prefix(conn, parent, self.run.id, upto_seq)
+            defer_prefix(conn, parent, self.run.id, upto_seq)
             rows = latest_versions(conn, parent, upto_seq)
         self._resumed_latest = {
             name: (version, blob, vid, bool(deleted)) for name, version, blob, vid, deleted, *_ in rows
