@@ -66,6 +66,10 @@ class BM25Index(GrowingIndex):
             self._tokens.extend(tokens)
             self._stale = True
 
+    def fit(self) -> None:
+        """Build the model now rather than at the next search (a snapshot taken after then holds it)."""
+        self._fitted()
+
     def _fitted(self) -> Any:
         """The bm25s model over every document added so far, rebuilt if documents arrived since."""
         with self._lock:

@@ -83,6 +83,10 @@ class HybridIndex:
         self.bm25.add(texts)
         self.dense.add(texts)
 
+    def fit(self) -> None:
+        """Build the lexical model now (the dense side needs no fitting)."""
+        self.bm25.fit()
+
     def rankings(self, query: str, k: int) -> tuple[list[Hit], list[Hit]]:
         """The BM25 and dense candidate lists that `search` fuses (useful to explain a result)."""
         depth = k * self.candidates

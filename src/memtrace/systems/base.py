@@ -106,6 +106,11 @@ class MemorySystem(ABC):
         """The conversation ended; flush whatever is still buffered."""
         return None
 
+    def ready(self) -> None:
+        """Build what question time needs (indexes) now, so the construction snapshot holds it and a
+        replay of a question does not rebuild it."""
+        return None
+
     @abstractmethod
     def answer(self, question: Question) -> Answer:
         """Answer a question from memory (retrieval and response stages)."""

@@ -128,9 +128,9 @@ class EverMemOSSystem(MemorySystem):
     def finish(self) -> None:
         if self.pending:
             self._close(list(self.pending), "conversation end", None)
-        # Fit BM25 now rather than at the first question: the construction snapshot then holds it
-        # fitted, and a question-stage replay does not refit it.
-        self.index.bm25.scores("")
+
+    def ready(self) -> None:
+        self.index.fit()
 
     def _detect_boundary(self) -> tuple[list[Message], str, str | None]:
         """(messages that close as an episode, why, decision variable); no messages when none close."""

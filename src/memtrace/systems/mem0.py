@@ -461,6 +461,9 @@ class Mem0System(MemorySystem):
 
     # -- questions ----------------------------------------------------------------------------
 
+    def ready(self) -> None:
+        self._question_index()[0].fit()
+
     def answer(self, question: Question) -> Answer:
         run = self.recorder
         k = self.config.top_k

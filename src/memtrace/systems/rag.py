@@ -87,6 +87,9 @@ class RAGSystem(MemorySystem):
             self.buffer_var = op.output(BUFFER, [], category="buffer")
         self.buffer, self.buffer_tokens = [], 0
 
+    def ready(self) -> None:
+        self.index.fit()
+
     def answer(self, question: Question) -> Answer:
         run = self.recorder
         with mt.op("retrieve", category="retrieval", top_k=self.config.top_k) as op:

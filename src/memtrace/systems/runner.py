@@ -126,6 +126,7 @@ def construct(
         if writer is not None and position + 1 < len(conversation.sessions):
             writer.save(system, f"session-{position + 1}", position + 1)
     system.finish()
+    system.ready()
     if writer is not None:
         writer.save(system, "construction", len(conversation.sessions))
 
