@@ -32,6 +32,8 @@ demo: venv
 	$(VENV)/bin/memtrace run --system all --dataset sample --workspace $(WORKSPACE)
 	$(VENV)/bin/memtrace inspect $(WORKSPACE) --units 12
 	$(VENV)/bin/memtrace attribute $(WORKSPACE)
+	$(VENV)/bin/memtrace verify $(WORKSPACE)
+	$(VENV)/bin/memtrace report $(WORKSPACE) --out $(WORKSPACE)/report
 
 test: venv
 	$(VENV)/bin/ruff check .

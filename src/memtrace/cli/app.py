@@ -414,5 +414,10 @@ def _progress() -> Progress:
     )
 
 
+from .report_cmd import report  # noqa: E402
+
+app.command()(report)
+
+
 if __name__ == "__main__":
     main()

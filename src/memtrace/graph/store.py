@@ -28,7 +28,7 @@ from .rows import (
 from .values import decode_value
 
 DB_FILENAME = "memtrace.db"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Column orders of the tuples that writers pass in (the recorder builds these directly).
 OP_COLUMNS = "run, id, seq, parent_op, name, category, started_at, ended_at, status, metadata"
@@ -105,11 +105,15 @@ _MIGRATIONS: dict[int, str] = {
     DROP TABLE blobs;
     ALTER TABLE blobs_v2 RENAME TO blobs;
     """,
-    # 3: an attribution that replay revised keeps the claim it replaced (JSON); a replayed run's
-    # prefix is copied from its parent when first read (copying.py).
+    # 3: an attribution that replay revised keeps the claim it replaced (JSON).
     3: """
     ALTER TABLE attributions ADD COLUMN revised_from TEXT;
-    CREATE TABLE pending_prefixes (run TEXT PRIMARY KEY, source TEXT NOT NULL, upto_seq INTEGER NOT NULL);
+    """,
+    # 4: a replayed run's prefix is copied from its parent when first read (copying.py).
+    4: """
+    CREATE TABLE IF NOT EXISTS pending_prefixes (
+        run TEXT PRIMARY KEY, source TEXT NOT NULL, upto_seq INTEGER NOT NULL
+    );
     """,
 }
 

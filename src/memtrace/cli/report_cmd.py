@@ -1,0 +1,133 @@
+"""`memtrace report`: write the diagnostic report of a workspace (html, md, json) and print its headline.
+
+Registered in app.py as `app.command()(report)`. The structured files are written before any LLM is
+asked for a narrative, so an unreachable endpoint costs the narrative only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from ..graph import MemtraceError, Workspace
+
+
+def report(
+    workspace: Annotated[Path, typer.Argument(help="Workspace folder.")],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Folder for report.html, report.md, report.json (default WORKSPACE/report)."
+        ),
+    ] = None,
+    runs: Annotated[
+        list[str] | None,
+        typer.Option("--runs", help="Only these runs: ids, id prefixes or names (repeat or comma-separate)."),
+    ] = None,
+    method: Annotated[str, typer.Option(help="Attribution method whose stored results to report.")] = "flow",
+    llm: Annotated[
+        str, typer.Option(help="offline, or openai to add a narrative an LLM writes from the report.")
+    ] = "offline",
+    model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Endpoint for --llm openai (or OPENAI_BASE_URL).")
+    ] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report JSON here.")] = None,
+) -> None:
+    """Diagnostic report: headline numbers, charts, evidence funnel, failure patterns with examples."""
+    from ..attribution.engine import METHODS
+    from ..report import build_report, write_report
+    from .app import _progress, console, write_json
+
+    if method not in METHODS:
+        raise MemtraceError(f"unknown attribution method {method!r} (choose {', '.join(METHODS)})")
+    if llm not in ("offline", "openai"):
+        raise MemtraceError(f"unknown --llm {llm!r} (choose offline or openai)")
+    target = out if out is not None else workspace / "report"
+    with Workspace(workspace) as ws, _progress() as progress:
+        tasks: dict[str, Any] = {}
+
+        def advance(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = progress.add_task(stage, total=total)
+            progress.update(tasks[stage], completed=done, total=total)
+
+        result = build_report(ws, runs=runs, method=method, progress=advance)
+    paths = write_report(result, target)
+    console.print(headline_table(result))
+    console.print(patterns_table(result))
+    for note in result.notes:
+        console.print(f"[dim]note:[/dim] {note}", highlight=False)
+    if llm == "openai":
+        _add_narrative(result, target, workspace, model, base_url, console)
+        paths = write_report(result, target)
+    write_json(json_out, result.to_dict())
+    console.print(f"wrote {paths['json']} and {paths['md']}", highlight=False)
+    console.print(f"report: {paths['html']}", highlight=False, soft_wrap=True)
+
+
+def _add_narrative(
+    result: Any, target: Path, workspace: Path, model: str | None, base_url: str | None, console: Any
+) -> None:
+    """Ask the LLM for the narrative; on failure one line, with the structured files already written."""
+    from ..llm import LLMError, make_client
+    from ..report import write_narrative
+
+    # One call: fail fast on a dead endpoint rather than backing off for half a minute.
+    client = make_client("openai", model=model, base_url=base_url, workspace=workspace, max_retries=2)
+    try:
+        with console.status("an LLM is writing the narrative"):
+            result.narrative = write_narrative(result, client)
+    except LLMError as exc:
+        raise MemtraceError(f"narrative not written: {exc} (the structured report is in {target})") from None
+    finally:
+        client.close()
+
+
+def headline_table(result: Any) -> Table:
+    """Per system: questions, accuracy, failures by error type, verification."""
+    h = result.headline
+    kinds = result.error_types
+    table = Table(
+        title=f"Report of {h.runs} run(s): {h.questions} questions, accuracy "
+        f"{_pct(h.accuracy)}, {h.failures} failures, verified {_pct(h.verified_share)}",
+        title_justify="left",
+    )
+    for column in ("system", "questions", "accuracy", "failures", *kinds, "not verified"):
+        table.add_column(column, justify="left" if column == "system" else "right")
+    for s in result.systems:
+        table.add_row(
+            s.system,
+            str(s.questions),
+            _pct(s.accuracy),
+            str(s.failures),
+            *(str(s.by_error_type.get(k, 0)) for k in kinds),
+            str(s.verification.get("not verified", 0)),
+        )
+    return table
+
+
+def patterns_table(result: Any, limit: int = 8) -> Table:
+    """The largest failure patterns."""
+    shown = result.patterns[:limit]
+    more = f" (top {len(shown)} of {len(result.patterns)})" if len(result.patterns) > len(shown) else ""
+    table = Table(title=f"Failure patterns{more}", title_justify="left")
+    for column in ("system", "operation", "error type", "count", "share", "examples"):
+        table.add_column(column, justify="right" if column in ("count", "share") else "left")
+    for p in shown:
+        table.add_row(
+            p.system,
+            p.op_name,
+            p.error_type,
+            str(p.count),
+            f"{p.share:.0%}",
+            ", ".join(e.case_id for e in p.examples),
+        )
+    return table
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"

@@ -1,0 +1,231 @@
+"""The structured diagnostic report: the one source of truth that report.json, report.md and report.html
+are rendered from (and that the optional LLM narrative is written from).
+
+Pydantic models so that a report round-trips through JSON: `Report.model_validate_json(text)` gives back
+what `build_report` made, and the renderers work the same on either.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+#: Verification outcomes in display order; None on an attribution ("not verified") becomes the last.
+VERIFICATION_OUTCOMES = ("true", "by-elimination", "false", "not-verifiable", "not verified")
+
+#: Evidence funnel stages in order (key, label).
+FUNNEL_STAGES = (
+    ("evidence", "evidence exists"),
+    ("extracted", "extracted into memory"),
+    ("survived", "survived updates and deletions"),
+    ("retrieved", "retrieved"),
+    ("answered", "answered right"),
+)
+
+
+class RunRef(BaseModel):
+    """A run the report covers."""
+
+    id: str
+    name: str
+    system: str
+    conversation: str | None = None
+    questions: int = 0
+
+
+class Headline(BaseModel):
+    """The numbers at the top: how many questions, how many right, what failed and how sure we are."""
+
+    runs: int
+    questions: int
+    judged: int
+    correct: int
+    accuracy: float | None
+    failures: int
+    attributed: int
+    undetermined: int
+    by_error_type: dict[str, int]
+    by_system: dict[str, int]
+    verification: dict[str, int]
+    #: (replay-confirmed + verified by elimination) / attributed; None when nothing is attributed.
+    verified_share: float | None
+    #: replay-confirmed only ("true") / attributed.
+    replay_confirmed_share: float | None
+
+
+class SystemSummary(BaseModel):
+    """One memory system over every selected run of it."""
+
+    system: str
+    runs: list[str]
+    questions: int
+    judged: int
+    correct: int
+    accuracy: float | None
+    failures: int
+    by_error_type: dict[str, int]
+    verification: dict[str, int]
+
+
+class OperationFailures(BaseModel):
+    """Failures blamed on operations of one name (across systems)."""
+
+    op_name: str
+    count: int
+    by_error_type: dict[str, int]
+    systems: list[str]
+
+
+class FunnelStage(BaseModel):
+    key: str
+    label: str
+    count: int
+    #: count / the first stage's count (None when the first stage is empty).
+    share: float | None
+
+
+class SystemFunnel(BaseModel):
+    """How far the needed information got, for the questions of one system whose evidence exists."""
+
+    system: str
+    stages: list[FunnelStage]
+    #: failed cases whose flow attribution is Undetermined (counted at the last stage their path proves).
+    undetermined: int = 0
+    #: judged questions left out: no gold evidence naming a message of the run.
+    without_evidence: int = 0
+    #: judged questions left out: unanswerable ones (their "evidence" is only a tempting turn).
+    unanswerable: int = 0
+
+
+class TimingBin(BaseModel):
+    label: str
+    count: int
+    by_error_type: dict[str, int] = Field(default_factory=dict)
+
+
+class Timing(BaseModel):
+    """When the decisive operation ran relative to the question, as a histogram."""
+
+    #: "sessions": bins count sessions between the operation and the question; "fraction": bins are
+    #: fifths of the conversation's messages already recorded when the operation ran.
+    unit: str
+    axis: str
+    bins: list[TimingBin]
+    #: failures left out of the bins: no decisive operation (Undetermined) or nothing to place it by.
+    unknown: int = 0
+
+
+class FailureRecord(BaseModel):
+    """One attributed failure, flat, for scripts (every chart and pattern is an aggregate of these)."""
+
+    run_id: str
+    system: str
+    case_id: str
+    anchor: str
+    question: str
+    category: str | None
+    error_type: str
+    method: str
+    op_id: str | None
+    op_name: str | None
+    op_category: str | None
+    op_seq: int | None
+    question_seq: int | None
+    confidence: float
+    verified: str | None
+    sessions_before_question: int | None = None
+    #: share of the conversation's messages recorded when the decisive operation ran (1.0 = question time).
+    position: float | None = None
+    at_question_time: bool = False
+    funnel_stage: str | None = None
+    #: the claim replay verification replaced ("DeletionError at delete_memory#178"), if it revised one.
+    revised_from: str | None = None
+
+
+class ValueSnippet(BaseModel):
+    """One input or output of the decisive operation, truncated for reading."""
+
+    id: str
+    category: str
+    text: str
+    truncated: bool = False
+
+
+class Example(BaseModel):
+    """A failed case illustrating a pattern, with what the decisive operation read and wrote."""
+
+    run_id: str
+    case_id: str
+    anchor: str
+    question: str
+    gold: list[str]
+    prediction: str | None
+    op_id: str | None
+    op_seq: int | None
+    explanation: str
+    confidence: float
+    verified: str | None
+    revised_from: str | None = None
+    inputs: list[ValueSnippet] = Field(default_factory=list)
+    outputs: list[ValueSnippet] = Field(default_factory=list)
+    more_inputs: int = 0
+    more_outputs: int = 0
+
+
+class Pattern(BaseModel):
+    """Attributions grouped by system, operation name and error type."""
+
+    system: str
+    op_name: str
+    error_type: str
+    count: int
+    #: count / the system's failures.
+    share: float
+    description: str
+    mean_confidence: float
+    verification: dict[str, int]
+    categories: dict[str, int]
+    examples: list[Example]
+
+
+class Narrative(BaseModel):
+    """Text an LLM wrote from the structured report; never an input to any number in it."""
+
+    text: str
+    model: str
+    generated: bool = True
+    note: str = "Generated by an LLM from the structured report; check it against the numbers."
+
+
+class Report(BaseModel):
+    """Everything the report shows, in one JSON-able object."""
+
+    schema_version: int = 1
+    workspace: str
+    generated_at: str
+    memtrace_version: str
+    method: str
+    runs: list[RunRef]
+    headline: Headline
+    systems: list[SystemSummary]
+    failures_by_operation: list[OperationFailures]
+    funnel: list[SystemFunnel]
+    timing: Timing
+    patterns: list[Pattern]
+    failures: list[FailureRecord]
+    notes: list[str] = Field(default_factory=list)
+    narrative: Narrative | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    @property
+    def error_types(self) -> list[str]:
+        """Error types present, in taxonomy order (then any others, then Undetermined)."""
+        from ..attribution.model import ERROR_TYPES, UNDETERMINED
+
+        present = set(self.headline.by_error_type)
+        known = [t for t in ERROR_TYPES if t in present]
+        others = sorted(present - set(ERROR_TYPES) - {UNDETERMINED})
+        return known + others + ([UNDETERMINED] if UNDETERMINED in present else [])

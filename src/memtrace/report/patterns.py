@@ -1,0 +1,139 @@
+"""Failure patterns: attributions grouped by system, operation name and error type, each with a plain
+description and a few example cases showing what the decisive operation read and wrote.
+
+A pattern is what a developer fixes (one prompt, one setting, one component), so the groups are the
+unit of the report's "what to do next"; examples are picked to be trustworthy (replay-confirmed and
+confident first) and different from each other (distinct questions).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable
+
+from ..attribution.model import UNDETERMINED, Attribution
+from ..graph import Case, GraphQueries, VariableVersion
+from .model import VERIFICATION_OUTCOMES, Example, FailureRecord, Pattern
+from .snippets import focus_terms, snippet
+
+EXAMPLES_PER_PATTERN = 3
+MAX_INPUTS = 4
+MAX_OUTPUTS = 3
+
+_WHAT = {
+    "ExtractionError": "consumed the evidence but wrote none of it to memory: the information never "
+    "entered any memory unit",
+    "UpdateError": "overwrote a memory unit that held the needed information with a version that no "
+    "longer holds it",
+    "DeletionError": "deleted a memory unit that held the needed information before the question was asked",
+    "RetrievalError": "left the needed information out of the retrieved context although memory held it "
+    "at question time",
+    "ResponseError": "answered wrong although its context held the needed information",
+}
+_TRUST = {"true": 0, "by-elimination": 1, None: 2, "not-verifiable": 3, "false": 4}
+
+
+def verification_counts(values: list[str | None]) -> dict[str, int]:
+    """Counts per outcome in display order, None counted as "not verified"."""
+    counts = Counter(v or "not verified" for v in values)
+    return {k: counts[k] for k in VERIFICATION_OUTCOMES if counts[k]}
+
+
+def describe(error_type: str, op_name: str, system: str, count: int, share: float, reasons: list[str]) -> str:
+    """One or two plain sentences saying what went wrong in this group."""
+    cases = f"{count} failed question{'s' if count != 1 else ''} of {system} ({share:.0%} of its failures)"
+    if error_type == UNDETERMINED:
+        reason = Counter(reasons).most_common(1)[0][0] if reasons else "no reason given"
+        return f"{cases}: the attribution method could not decide. Most common reason: {reason}."
+    what = _WHAT.get(error_type, f"was blamed with {error_type}")
+    return f"{cases}: `{op_name}` {what}."
+
+
+def group_patterns(
+    records: list[FailureRecord],
+    attributions: dict[tuple[str, str], Attribution],
+    system_failures: dict[str, int],
+    example: Callable[[FailureRecord], Example],
+    per_pattern: int = EXAMPLES_PER_PATTERN,
+) -> list[Pattern]:
+    """Patterns, largest first; `example` turns a chosen record into an Example (reads the graph)."""
+    groups: dict[tuple[str, str, str], list[FailureRecord]] = defaultdict(list)
+    for record in records:
+        groups[record.system, record.op_name or "-", record.error_type].append(record)
+    patterns = []
+    for (system, op_name, error_type), members in groups.items():
+        share = len(members) / max(system_failures.get(system, 0), len(members))
+        reasons = [attributions[r.run_id, r.case_id].explanation for r in members]
+        chosen = pick_examples(members, per_pattern)
+        patterns.append(
+            Pattern(
+                system=system,
+                op_name=op_name,
+                error_type=error_type,
+                count=len(members),
+                share=share,
+                description=describe(error_type, op_name, system, len(members), share, reasons),
+                mean_confidence=sum(r.confidence for r in members) / len(members),
+                verification=verification_counts([r.verified for r in members]),
+                categories=dict(Counter(r.category or "-" for r in members).most_common()),
+                examples=[example(r) for r in chosen],
+            )
+        )
+    patterns.sort(key=lambda p: (-p.count, p.system, p.op_name, p.error_type))
+    return patterns
+
+
+def pick_examples(members: list[FailureRecord], n: int) -> list[FailureRecord]:
+    """Trustworthy first (confirmed, then confident), one per distinct question."""
+    ranked = sorted(
+        enumerate(members), key=lambda item: (_TRUST.get(item[1].verified, 2), -item[1].confidence, item[0])
+    )
+    chosen: list[FailureRecord] = []
+    questions: set[str] = set()
+    for _, record in ranked:
+        key = " ".join(record.question.lower().split())
+        if key in questions:
+            continue
+        questions.add(key)
+        chosen.append(record)
+        if len(chosen) == n:
+            break
+    return chosen
+
+
+def build_example(
+    graph: GraphQueries, case: Case, attribution: Attribution, record: FailureRecord
+) -> Example:
+    """The example card of a failed case: question, gold, prediction and the decisive op's values."""
+    inputs: list[VariableVersion] = []
+    outputs: list[VariableVersion] = []
+    op_seq = None
+    if attribution.op_id and graph.has_op(attribution.op_id):
+        op_seq = graph.op(attribution.op_id).seq
+        on_path = {step.id for step in attribution.path if step.kind == "var"}
+        inputs = sorted(
+            graph.inputs(attribution.op_id),
+            key=lambda v: (v.id not in on_path, v.category == "memory_entry", v.seq),
+        )
+        outputs = graph.outputs(attribution.op_id)
+    shown_in, shown_out = inputs[:MAX_INPUTS], outputs[:MAX_OUTPUTS]
+    values = graph.values([*shown_in, *shown_out])
+    focus = focus_terms(case, attribution)
+    return Example(
+        run_id=record.run_id,
+        case_id=record.case_id,
+        anchor=record.anchor,
+        question=case.question,
+        gold=list(case.gold),
+        prediction=case.prediction,
+        op_id=attribution.op_id,
+        op_seq=op_seq,
+        explanation=attribution.explanation,
+        confidence=attribution.confidence,
+        verified=attribution.verified,
+        revised_from=record.revised_from,
+        inputs=[snippet(v, values[v.id], focus) for v in shown_in],
+        outputs=[snippet(v, values[v.id], focus) for v in shown_out],
+        more_inputs=len(inputs) - len(shown_in),
+        more_outputs=len(outputs) - len(shown_out),
+    )
