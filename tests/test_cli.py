@@ -170,6 +170,15 @@ def test_attribute_then_verify_prints_verified_shares(tmp_path: Path) -> None:
     assert shares and all(sum(counts.values()) > 0 for counts in shares.values())
 
 
+def test_attribute_groups_a_long_list_of_cases(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    memtrace("run", "--workspace", ws, "--system", "all")
+    out = memtrace("attribute", ws, "--json", tmp_path / "a.json").stdout
+    attributions = json.loads((tmp_path / "a.json").read_text())
+    assert len(attributions) > 40 and "grouped" in out and f"{len(attributions)} cases" in out
+    assert "sample-0-q1" not in out  # one row per group, not per case
+
+
 def test_bench_faults_writes_its_outputs(tmp_path: Path) -> None:
     out = tmp_path / "faults"
     result = memtrace(

@@ -223,7 +223,7 @@ def attribute(
 ) -> None:
     """Attribute every failed case: the earliest decisive faulty operation and its error type."""
     from ..attribution.engine import attribute as attribute_cases
-    from .attribute_cmd import attribution_table, summary_line
+    from .attribute_cmd import attribution_table, grouped_table, summary_line
 
     with Workspace(workspace) as ws:
         run_id = ws.run(run).id if run else None
@@ -240,7 +240,11 @@ def attribute(
                 scorer=scorer,
                 progress=lambda done, total: progress.update(task, completed=done, total=total),
             )
-        console.print(attribution_table(ws, results, f"Attributions ({method}) in {workspace}"))
+        title = f"Attributions ({method}) in {workspace}"
+        if len(results) <= 40 or case is not None:
+            console.print(attribution_table(ws, results, title))
+        else:  # thousands of rows say less than their counts; --json has every case
+            console.print(grouped_table(ws, results, f"{title}: {len(results)} cases, grouped"))
     console.print(summary_line(results))
     write_json(json_out, [a.to_dict() for a in results])
 

@@ -36,6 +36,27 @@ def attribution_table(ws: Workspace, attributions: list[Attribution], title: str
     return table
 
 
+def grouped_table(ws: Workspace, attributions: list[Attribution], title: str) -> Table:
+    """Counts by system, error type and operation name: what a long list of cases comes down to."""
+    runs = {r.id: r for r in ws.runs()}
+    graphs: dict[str, Any] = {}
+    groups: Counter[tuple[str, str, str]] = Counter()
+    for item in attributions:
+        graph = graphs.setdefault(item.run_id, ws.graph(item.run_id))
+        op = graph.op(item.op_id) if item.op_id and graph.has_op(item.op_id) else None
+        run = runs.get(item.run_id)
+        system = (run.system or run.name) if run else item.run_id
+        groups[(system, item.error_type, op.name if op else "-")] += 1
+    table = Table(title=title, title_justify="left")
+    for column in ("system", "error type", "operation", "cases"):
+        table.add_column(column, justify="right" if column == "cases" else "left")
+    for (system, kind, op_name), count in sorted(groups.items(), key=lambda kv: (kv[0][0], -kv[1])):
+        table.add_row(
+            system, kind if kind != "Undetermined" else f"[yellow]{kind}[/yellow]", op_name, str(count)
+        )
+    return table
+
+
 def summary_line(attributions: list[Attribution]) -> str:
     counts = Counter(a.error_type for a in attributions)
     return ", ".join(f"{kind}: {n}" for kind, n in counts.most_common()) or "no failed cases"
