@@ -105,3 +105,17 @@ def test_evidence_texts_prefer_the_memory_and_add_uncovered_messages_with_their_
         PathStep("var", memory, 1, "in memory at question time", True),
     ])  # fmt: skip
     assert evidence_texts(mixed, carried) == ["Clara plays keyboard [said on 8 May 2023]"]
+
+
+def test_attributing_a_workspace_leaves_replays_out_unless_asked_for(
+    trimmed: tuple[Path, str], tmp_path: Path
+) -> None:
+    path, run_id = trimmed
+    outcomes = _verified(path, run_id, oracle=True, tmp_path=tmp_path)
+    ws = mt.open(tmp_path / "copy")
+    replays = [r.id for r in ws.runs() if r.parent_run]
+    assert replays and {o.replay_run for o in outcomes if o.replay_run} <= set(replays)
+    everything = attribute(ws, "flow")
+    assert {a.run_id for a in everything} == {run_id}
+    failed_replay = next(r for r in replays if any(c.failed for c in ws.cases(r)))
+    assert {a.run_id for a in attribute(ws, "flow", run=failed_replay)} == {failed_replay}

@@ -70,7 +70,13 @@ def make_method(
 
 
 def failed_cases(ws: Workspace, run: str | None = None, case: str | None = None) -> list[Case]:
-    cases = ws.cases(run) if run else ws.cases()
+    """Failed cases of one run, or of every recorded run (replays, which verification and fault
+    injection create by the thousand, only when asked for by run)."""
+    if run:
+        cases = ws.cases(run)
+    else:
+        replays = {r.id for r in ws.runs() if r.parent_run}
+        cases = [c for c in ws.cases() if c.run_id not in replays]
     chosen = [c for c in cases if c.failed and (case is None or c.id == case)]
     if case is not None and not chosen:
         from ..graph import NotFoundError
