@@ -498,3 +498,19 @@ def test_a_replayed_prefix_is_copied_only_when_the_replay_is_read(
             "SELECT 1 FROM pending_prefixes WHERE run=?", (result.run_id,)
         ).fetchall()
     assert final_state(workspace, result.run_id) == final_state(workspace, run.run_id)
+
+
+def test_deleting_the_original_first_copies_the_prefix_its_replays_wait_for(
+    recorded: dict[str, Recorded], tmp_path: Path
+) -> None:
+    import shutil
+
+    source, run = recorded["rag"]
+    workspace = tmp_path / "ws"
+    shutil.copytree(source, workspace)
+    result = replay(workspace, run.run_id)
+    with mt.open(workspace) as ws:
+        before = ws.store.conn.execute("SELECT COUNT(*) FROM ops WHERE run=?", (run.run_id,)).fetchone()[0]
+        ws.store.delete_run(run.run_id)
+        assert ws.store.count("ops", result.run_id) >= before // 2
+    assert predictions(cases_of(workspace, result.run_id).values()) == predictions(run.cases)

@@ -317,7 +317,13 @@ class Store:
 
     @staticmethod
     def delete_run_in(conn: sqlite3.Connection, run_id: str) -> None:
-        """Delete a run inside a transaction the caller holds (re-import replaces atomically)."""
+        """Delete a run inside a transaction the caller holds (re-import replaces atomically).
+
+        Replays still waiting for their prefix from this run get it copied first: they outlive it.
+        """
+        waiting = conn.execute("SELECT run FROM pending_prefixes WHERE source=?", (run_id,)).fetchall()
+        for (replayed,) in waiting:
+            materialize_prefix(conn, replayed)
         for table in (
             "ops",
             "vars",
