@@ -82,8 +82,11 @@ def _replay_timings(tmp: Path, result: Any, repeat: int, batch: int) -> dict[str
         answers[case.id] = ws.graph(result.run_id).producers(case.prediction_var)[-1]
     ids = [c.id for c in result.cases]
     middle = ids[len(ids) // 2]
-    construction = [o for o in ws.store.ops(result.run_id) if o.category in ("extraction", "update")]
-    build_op = construction[len(construction) // 2] if construction else answers[middle]
+    building = ("extraction", "update", "construction")
+    construction = [
+        o for o in ws.store.ops(result.run_id) if o.category in building and o.name != "load_session"
+    ]
+    build_op = construction[len(construction) // 2]  # every system builds memory somewhere
     ws.close()
 
     def answer_patch(case_id: str) -> dict[str, Any]:
