@@ -64,7 +64,7 @@ def value_words(value: Any) -> tuple[frozenset[str], ...]:
     return (content_stems(value_text(value)),)
 
 
-@functools.lru_cache(maxsize=65_536)
+@functools.lru_cache(maxsize=2048)  # one run's memory versions; a window's split holds ~40 kB
 def parts_by_source(
     parts: tuple[frozenset[str], ...],
 ) -> tuple[dict[str, tuple[frozenset[str], ...]], tuple[frozenset[str], ...]]:
