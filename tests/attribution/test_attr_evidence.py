@@ -240,3 +240,22 @@ def test_rag_run_on_the_sample_resolves_every_gold_id(tmp_path: Path) -> None:
         found += len(set(gold.names) & set(hits.names))
         total += len(gold.names)
     assert found / total >= 0.5
+
+
+def test_a_graph_is_freed_with_its_cached_locator(tmp_path: Path) -> None:
+    """Locators live on their graph: attributing thousands of runs must not keep every view alive."""
+    import gc
+    import weakref
+
+    from memtrace.attribution.evidence import locate_evidence, locator_for
+
+    run = run_conversation(RAGSystem(), sample_conversation(0), tmp_path)
+    ws = mt.open(tmp_path)
+    view = ws.view(run.run_id)
+    case = next(c for c in ws.cases(run.run_id) if c.evidence)
+    assert locate_evidence(view, case, method="bm25").versions
+    assert locator_for(view) is locator_for(view)  # reused while the graph lives
+    alive = weakref.ref(view)
+    del view
+    gc.collect()
+    assert alive() is None

@@ -22,7 +22,6 @@ import copy
 import json
 import re
 import threading
-import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
@@ -278,21 +277,14 @@ class EvidenceLocator:
         )
 
 
-# Locators cached per graph object (and embedder): a run's messages are indexed once, and the cache
-# goes away with the graph.
-_LOCATORS: weakref.WeakKeyDictionary[GraphQueries, dict[Any, EvidenceLocator]] = weakref.WeakKeyDictionary()
-_LOCATORS_LOCK = threading.Lock()
-
-
 def locator_for(graph: GraphQueries, embedder: Embedder | None = None) -> EvidenceLocator:
     """The cached locator of a graph object (pass the same object to reuse its indexes)."""
+    key = ("evidence-locator", None if embedder is None else id(embedder))
     with _LOCATORS_LOCK:
-        per_graph = _LOCATORS.setdefault(graph, {})
-        key = None if embedder is None else id(embedder)  # the locator keeps the embedder alive
-        locator = per_graph.get(key)
-        if locator is None:
-            locator = per_graph[key] = EvidenceLocator(graph, embedder)
-        return locator
+        return graph.derived(key, lambda: EvidenceLocator(graph, embedder))
+
+
+_LOCATORS_LOCK = threading.Lock()
 
 
 def locate_evidence(

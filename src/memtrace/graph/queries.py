@@ -8,9 +8,9 @@ indexed SQL (large runs, nothing loaded up front) and `GraphView` (view.py) from
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from .checkpoints import state_rows_at
 from .errors import NotFoundError
@@ -25,6 +25,8 @@ from .model import (
 )
 from .rows import op_from_row, var_from_row
 from .store import OP_COLUMNS, VAR_COLUMNS, Store
+
+T = TypeVar("T")
 
 Direction = Literal["up", "down"]
 
@@ -41,6 +43,16 @@ class OpSubgraph:
 
 class GraphQueries(ABC):
     """Graph questions written once against a handful of primitives."""
+
+    def derived(self, key: Hashable, build: Callable[[], T]) -> T:
+        """What an analysis derives once per graph object (an index, word sets): built on first use,
+        gone with the graph. A module-level cache keyed by graph would keep every graph alive."""
+        cache: dict[Hashable, Any] | None = self.__dict__.get("_derived")
+        if cache is None:
+            cache = self.__dict__["_derived"] = {}
+        if key not in cache:
+            cache[key] = build()
+        return cache[key]
 
     run: Run
 
