@@ -422,6 +422,10 @@ from .report_cmd import report  # noqa: E402
 
 app.command()(report)
 
+from .optimize_cmd import optimize  # noqa: E402
+
+app.command()(optimize)
+
 
 if __name__ == "__main__":
     main()
