@@ -32,7 +32,7 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import code_version, goal_status
-from memtrace.cli.optimize_cmd import parse_overrides
+from memtrace.cli.run_cmd import parse_overrides
 from memtrace.optimize import make_split, optimize, start_config
 from memtrace.optimize.evaluate import Evaluator
 from memtrace.systems.registry import SYSTEMS, system_class

@@ -127,6 +127,20 @@ def test_run_records_one_run_per_system_and_prints_accuracy(tmp_path: Path) -> N
     assert all(r.status == "complete" for r in runs)
 
 
+def test_run_changes_settings_with_set_and_names_a_bad_one(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    memtrace("run", "--workspace", ws, "--system", "rag,long_context", "--set", "top_k=1", "--questions", "3")
+    configs = {r.system: r.config for r in mt.open(ws).runs()}
+    assert configs["rag"]["top_k"] == 1 and "top_k" not in configs["long_context"]
+    for bad, message in (("nope=1", "--set nope: no setting"), ("top_k=abc", "--set for rag: top_k")):
+        result = memtrace(
+            "run", "--workspace", tmp_path / "other", "--system", "rag", "--set", bad, check=False
+        )
+        assert result.returncode == 1 and message in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "other").exists()
+
+
 def test_run_rejects_unknown_systems_and_datasets(tmp_path: Path) -> None:
     bad_system = memtrace("run", "--workspace", tmp_path / "ws", "--system", "nope", check=False)
     assert bad_system.returncode == 1 and "unknown system 'nope'" in bad_system.stderr

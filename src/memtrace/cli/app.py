@@ -182,12 +182,17 @@ def run(
     base_url: Annotated[
         str | None, typer.Option(help="Endpoint for --llm openai (or OPENAI_BASE_URL).")
     ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Change a setting, KEY=VALUE (repeatable), e.g. top_k=8."),
+    ] = None,
     json_out: JsonOption = None,
 ) -> None:
     """Run memory systems over a dataset: one recorded run per conversation and system."""
-    from .run_cmd import accuracy_table, run_systems, system_names
+    from .run_cmd import accuracy_table, parse_overrides, run_systems, system_names
 
     names = system_names(system)
+    overrides = parse_overrides(set_)
     client = _llm_client(llm, model, base_url, workspace)
     results = run_systems(
         names,
@@ -197,6 +202,7 @@ def run(
         questions=questions,
         llm=client,
         console=console,
+        overrides=overrides,
     )
     table, payload = accuracy_table(results)
     console.print(table)

@@ -6,31 +6,16 @@ history is saved as `optimize-history-<system>.json` and `.md` in the workspace.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from ..graph import MemtraceError
+from .run_cmd import parse_overrides
 
 if TYPE_CHECKING:
     from ..optimize import OptimizeResult, RoundRecord
-
-
-def parse_overrides(items: list[str] | None) -> dict[str, Any]:
-    """`KEY=VALUE` pairs; a value is read as JSON when it parses (numbers, true/false), else as text."""
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise MemtraceError(f"--set expects KEY=VALUE, got {item!r}")
-        try:
-            out[key.strip()] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key.strip()] = raw
-    return out
 
 
 def optimize(

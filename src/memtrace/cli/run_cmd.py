@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..datasets import load_dataset
+from ..graph import MemtraceError
 from ..systems import RunResult, run_conversation
 from ..systems.registry import SYSTEMS, system_class
 
@@ -23,6 +24,34 @@ def system_names(spec: str) -> list[str]:
     return names
 
 
+def parse_overrides(items: list[str] | None) -> dict[str, Any]:
+    """`KEY=VALUE` pairs; a value is read as JSON when it parses (numbers, true/false), else as text."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise MemtraceError(f"--set expects KEY=VALUE, got {item!r}")
+        try:
+            out[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.strip()] = raw
+    return out
+
+
+def configured(name: str, overrides: dict[str, Any], systems: list[str]) -> Any:
+    """System `name` with the `--set` overrides its config has (every key must fit some system)."""
+    cls = system_class(name)
+    fields = cls.Config.model_fields
+    unknown = [k for k in overrides if not any(k in system_class(s).Config.model_fields for s in systems)]
+    if unknown:
+        raise MemtraceError(f"--set {unknown[0]}: no setting of that name in {', '.join(systems)}")
+    try:
+        return cls.Config(**{k: v for k, v in overrides.items() if k in fields})
+    except ValueError as exc:  # pydantic's ValidationError: a wrong type or value
+        first = str(exc).splitlines()
+        raise MemtraceError(f"--set for {name}: {' '.join(first[1:3]).strip() or first[0]}") from None
+
+
 def run_systems(
     systems: list[str],
     dataset: str,
@@ -32,8 +61,10 @@ def run_systems(
     questions: int | None,
     llm: Any,
     console: Console,
+    overrides: dict[str, Any] | None = None,
 ) -> list[RunResult]:
     """One recorded run per conversation and system, with progress bars."""
+    configs = {name: configured(name, overrides or {}, systems) for name in systems}
     data = load_dataset(dataset, conversations=conversations, questions=questions)
     results: list[RunResult] = []
     columns = (
@@ -52,7 +83,7 @@ def run_systems(
                 def advance(stage: str, done: int, total: int, task: Any = task) -> None:
                     progress.update(task, completed=done, total=total)
 
-                system = cls(llm=llm)
+                system = cls(configs[name], llm=llm)
                 results.append(
                     run_conversation(system, conversation, workspace, dataset=dataset, progress=advance)
                 )
