@@ -200,3 +200,44 @@ def test_a_deletion_by_shared_marker_node_is_a_deletion_error(tmp_path: Path) ->
     result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
     assert result.error_type == "DeletionError"
     assert ws.graph(run.id).op(result.op_id).name == "memory_system.update_memory_decision"
+
+
+@pytest.mark.parametrize(
+    ("first_round_finds_it", "blamed"), [(False, "retrieve_round1"), (True, "retrieve_round2")]
+)
+def test_of_two_retrieval_rounds_the_one_after_which_every_round_missed_is_blamed(
+    tmp_path: Path, first_round_finds_it: bool, blamed: str
+) -> None:
+    """A second round runs because the first looked insufficient: when both miss, repairing the first
+    alone ends retrieval with the evidence, so the first is the earliest decisive one."""
+    with mt.run(tmp_path, name="rounds", system="toy") as run:
+        with mt.op("load_session", category="construction") as op:
+            evidence = op.output(
+                "D1:1", "Clara: I adopted a dog named Pepper last month!", category="message"
+            )
+        with mt.op("update_memory_decision", category="update") as op:
+            op.use(evidence)
+            run.memory("mem-1").create(FACT, by=op)
+            run.memory("mem-2").create({"memory": "Diego loves dogs"}, by=op)
+        case = run.case("What is the name of Clara's dog?", gold="Pepper", evidence=["D1:1"])
+        with mt.op("question", category="query"):
+            with mt.op("retrieve_round1", category="retrieval") as op:
+                query = op.input("query", "What is the name of Clara's dog?", category="query")
+                first = [FACT["memory"]] if first_round_finds_it else ["Diego loves dogs"]
+                found = op.output("retrieved", first, category="retrieved")
+            with mt.op("check_sufficiency", category="retrieval") as op:
+                op.use(found)
+                check = op.output("sufficiency", {"sufficient": False}, category="decision")
+            with mt.op("retrieve_round2", category="retrieval") as op:
+                op.use(check)
+                context = op.output("retrieved", ["Diego loves dogs"], category="retrieved")
+            with mt.op("answer", category="response") as op:
+                op.use(query)
+                op.use(context)
+                prediction = op.output("prediction", "Rex", category="prediction")
+        case.predict("Rex", var=prediction)
+        case.judge(False, score=0.0)
+    ws = mt.open(tmp_path)
+    (result,) = attribute(ws, "flow", run=run.id)
+    assert result.error_type == "RetrievalError"
+    assert ws.graph(run.id).op(result.op_id).name == blamed

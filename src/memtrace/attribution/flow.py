@@ -148,6 +148,29 @@ class FlowMethod:
         path.append(PathStep("var", best.id, best.seq, "in memory at question time", True))
         return self._question_time_error(graph, case, anatomy, target, best, carrying[best.id], path)
 
+    def _first_of_the_misses(self, graph: GraphQueries, anatomy: CaseAnatomy, target: Target) -> Operation:
+        """The retrieval that lost it for good: of the case's retrieval rounds (EverMemOS retrieves
+        again when the first round looks insufficient), the earliest after which every round missed.
+
+        Repairing that round alone rescues the answer (a sufficient first round ends retrieval),
+        while blaming the last round would name a repair that comes too late to be the earliest.
+        """
+        final = anatomy.retrieval_op
+        assert final is not None and anatomy.answer_op is not None
+        rounds = [
+            op
+            for op in graph.ops_by_category("retrieval")
+            if anatomy.question_seq <= op.seq <= final.seq and _retrieved_outputs(graph, op)
+        ]
+        blamed = final
+        for op in sorted(rounds, key=lambda o: o.seq, reverse=True):
+            outputs = _retrieved_outputs(graph, op)
+            values = graph.values(outputs)
+            if any(self.scorer.score(target, values[v.id]) >= self.scorer.threshold for v in outputs):
+                break
+            blamed = op
+        return blamed
+
     def _extraction_error(
         self,
         graph: GraphQueries,
@@ -252,7 +275,7 @@ class FlowMethod:
         context_score = max((self.scorer.score(target, context_values[v.id]) for v in context), default=0.0)
         threshold = self.scorer.threshold
         if anatomy.retrieval_op is not None and context_score < threshold:
-            op = anatomy.retrieval_op
+            op = self._first_of_the_misses(graph, anatomy, target)
             path.append(PathStep("op", op.id, op.seq, "retrieved context misses it", False))
             explanation = (
                 f"At question time {held_by.name} held {_quote(value_text(graph.value(held_by.id)))} "
@@ -277,6 +300,10 @@ class FlowMethod:
         return Attribution(
             graph.run.id, case.id, answer_op.id, "ResponseError", confidence, explanation, self.name, path
         )
+
+
+def _retrieved_outputs(graph: GraphQueries, op: Operation) -> list[VariableVersion]:
+    return [v for v in graph.outputs(op.id) if v.category == "retrieved"]
 
 
 def _memory_versions(graph: GraphQueries) -> list[VariableVersion]:
