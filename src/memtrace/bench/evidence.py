@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..attribution.evidence import DEFAULT_K, QUERY_MODES, RETRIEVERS, EvidenceLocator, build_query
 from ..graph import Case, MemtraceError, Workspace
 from ..graph.store import db_path_for
+from ..progress import progress_bar
 from ..retrieval import Embedder
 
 #: The query modes measured by default: with the gold answer (the paper's) and without it.
@@ -200,14 +200,7 @@ def evidence_command(
     console = console if console is not None else Console()
     if not Path(source).exists():
         raise MemtraceError(f"{source}: no such file or directory")
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
+    with progress_bar(console) as bar:
         task = bar.add_task("locating evidence", total=None)
         result = evidence_recall(
             source,

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..attribution.engine import make_method
@@ -23,6 +22,7 @@ from ..attribution.model import ERROR_TYPES, UNDETERMINED
 from ..datasets import load_dataset
 from ..graph import Workspace
 from ..graph.io import export_smartcomment
+from ..progress import progress_bar
 from ..systems import run_conversation
 from ..systems.registry import system_class
 from ..systems.replay import replay
@@ -48,8 +48,7 @@ def fault_benchmark(
     data = load_dataset(dataset, conversations=conversations)
     rng = random.Random(seed)
     labelled: list[tuple[str, Injection]] = []
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=True) as progress:
+    with progress_bar(console) as progress:
         for system_name in systems:
             cls = system_class(system_name)
             runs = []

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..attribution.engine import make_method
 from ..attribution.model import ERROR_TYPES, UNDETERMINED, Attribution
 from ..graph import Workspace
 from ..graph.io import load_memtracebench
+from ..progress import progress_bar
 
 NON_MEMORY = ("AnnotationError", "JudgeError")
 
@@ -47,13 +47,7 @@ def evaluate_memtracebench(
             labelled = [(run, a) for run in runs for a in ws.store.annotations(run.id)]
             cases = {(c.run_id, c.id): c for run in runs for c in ws.cases(run.id)}
             per_split: dict[str, list[tuple[Any, Attribution]]] = defaultdict(list)
-            columns = (
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-            )
-            with Progress(*columns, console=console or Console(), transient=True) as progress:
+            with progress_bar(console) as progress:
                 task = progress.add_task(f"attributing ({method})", total=len(labelled))
                 views: dict[str, Any] = {}
                 for run, label in labelled:

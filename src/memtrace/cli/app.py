@@ -13,10 +13,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 
 from .. import __version__
 from ..graph import MemtraceError, Workspace
+from ..progress import progress_bar
 from . import render
 
 app = typer.Typer(
@@ -414,14 +415,7 @@ def demo(
 
 
 def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
+    return progress_bar(console)
 
 
 from .report_cmd import report  # noqa: E402

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..datasets import load_dataset
 from ..graph import MemtraceError
+from ..progress import progress_bar
 from ..systems import RunResult, run_conversation
 from ..systems.registry import SYSTEMS, system_class
 
@@ -67,13 +67,7 @@ def run_systems(
     configs = {name: configured(name, overrides or {}, systems) for name in systems}
     data = load_dataset(dataset, conversations=conversations, questions=questions)
     results: list[RunResult] = []
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console, transient=True) as progress:
+    with progress_bar(console) as progress:
         overall = progress.add_task("runs", total=len(systems) * len(data))
         for name in systems:
             cls = system_class(name)
