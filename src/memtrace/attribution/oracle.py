@@ -23,6 +23,7 @@ from ..systems.replay import replay
 from ..systems.rules import format_date, untag
 from .anatomy import case_anatomy
 from .model import Attribution, PathStep
+from .verdicts import BY_ELIMINATION, Verification
 
 _STAMPED = re.compile(r"\[(?:said )?on [^\]]+\]\s*$")
 
@@ -78,14 +79,12 @@ def memory_as_context(value: Any) -> str:
     return value_text(value)
 
 
-def revise(ws: Workspace, attribution: Attribution, claim: Any, *, llm: Any = None) -> Any:
-    """Given a refuted or unverifiable `claim` (a Verification), run the oracle and revise if it fails.
+def revise(ws: Workspace, attribution: Attribution, claim: Verification, *, llm: Any = None) -> Verification:
+    """Given a refuted or unverifiable claim, run the oracle and revise the attribution if it fails.
 
     Returns the claim unchanged (with the oracle's finding in its reason) or a new Verification of
     the revised attribution.
     """
-    from .verify import BY_ELIMINATION, Verification  # verify.py imports this module
-
     graph = ws.cached_view(attribution.run_id)
     case = ws.case(attribution.run_id, attribution.case_id)
     anatomy = case_anatomy(graph, case)

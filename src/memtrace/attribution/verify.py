@@ -11,7 +11,6 @@ to the answer step.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,20 +19,19 @@ from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
 from .model import Attribution, load_attributions, save_attribution
 from .oracle import memory_as_context, revise
+from .verdicts import BY_ELIMINATION, NOT_VERIFIABLE, REFUTED, VERIFIED, Verification
 
-VERIFIED = "true"
-REFUTED = "false"
-BY_ELIMINATION = "by-elimination"
-NOT_VERIFIABLE = "not-verifiable"
-
-
-@dataclass(slots=True)
-class Verification:
-    attribution: Attribution
-    verdict: str
-    reason: str
-    replay_run: str | None = None
-    answer: str | None = None  # what the replayed run answered
+__all__ = [
+    "BY_ELIMINATION",
+    "NOT_VERIFIABLE",
+    "REFUTED",
+    "VERIFIED",
+    "Verification",
+    "build_repair",
+    "verified_shares",
+    "verify",
+    "verify_all",
+]
 
 
 def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any] | None, str]:
