@@ -109,10 +109,21 @@ def verify_all(
     llm: Any = None,
     progress: Any = None,
     oracle: bool = True,
+    runs: list[str] | None = None,
+    limit: int | None = None,
 ) -> list[Verification]:
-    """Verify every stored attribution of a method and store the outcome on it."""
+    """Verify the stored, not yet verified attributions of a method and store the outcome on each.
+
+    `runs` (ids, names or prefixes) narrows them to those runs; `limit` verifies at most that many,
+    so a large workspace can be verified in installments (the rest stay unverified).
+    """
     with Workspace(workspace) as ws:
-        attributions = [a for a in load_attributions(ws.store, method=method) if a.verified is None]
+        chosen = None if runs is None else {ws.run(ref).id for ref in runs}
+        attributions = [
+            a
+            for a in load_attributions(ws.store, method=method)
+            if a.verified is None and (chosen is None or a.run_id in chosen)
+        ][:limit]
         keys = dict(
             ws.store.conn.execute(
                 "SELECT run || '/' || case_id, settings_key FROM attributions WHERE method=?", (method,)

@@ -266,6 +266,10 @@ def verify(
     oracle: Annotated[
         bool, typer.Option(help="After a refuted repair, test the answer step with the evidence in context.")
     ] = True,
+    run: Annotated[
+        list[str] | None, typer.Option(help="Only this run's attributions (repeatable; id, name or prefix).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Verify at most N (the rest stay unverified).")] = None,
     json_out: JsonOption = None,
 ) -> None:
     """Replay each attributed run with the blamed operation repaired and check the answer flips."""
@@ -281,6 +285,8 @@ def verify(
             method=method,
             llm=client,
             oracle=oracle,
+            runs=run,
+            limit=limit,
             progress=lambda done, total: progress.update(task, completed=done, total=total),
         )
     shares = verified_shares(workspace, method)
