@@ -220,3 +220,27 @@ def test_locomo_smoke(tmp_path: Path) -> None:
         events = {e[0] for op in graph.ops_by_category("update") for e in op.metadata.get("events", [])}
         assert {"ADD", "UPDATE", "NONE"} <= events
         assert len(graph.memory_values_at()) > 300
+
+
+def test_a_replay_sends_only_the_prompts_a_patch_changed_to_the_model(
+    server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    """Unchanged LLM calls come from the record/replay cache: an unpatched replay reaches the model
+    zero times; a patched extraction re-sends only the prompts downstream of it that changed."""
+    from memtrace.systems.replay import replay
+
+    system = Mem0System(llm=scripted_client(server, workspace=tmp_path))
+    result = run_conversation(system, tiny_conversation(), tmp_path, judge=make_judge())  # F1: no model
+    recorded = len(server.chat_requests)
+    assert recorded >= 4  # two extractions, their update decisions, the answer
+    unpatched = replay(tmp_path, result.run_id, llm=scripted_client(server, workspace=tmp_path))
+    assert len(server.chat_requests) == recorded
+    assert [c.prediction for c in unpatched.cases] == [c.prediction for c in result.cases]
+    with mt.open(tmp_path) as ws:
+        extraction = ws.graph(result.run_id).ops_by_category("extraction")[-1]
+    patch = {extraction.id: {"outputs": {"extracted_facts": ["Clara lives in Porto"]}}}
+    replay(tmp_path, result.run_id, patch, llm=scripted_client(server, workspace=tmp_path))
+    sent = server.chat_requests[recorded:]
+    assert 0 < len(sent) < recorded
+    assert not any(r.messages[0]["content"].startswith(FACT_EXTRACTION_PROMPT[:40]) for r in sent)
+    assert any("Clara lives in Porto" in r.messages[-1]["content"] for r in sent)

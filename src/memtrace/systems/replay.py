@@ -133,7 +133,7 @@ def _replay(
             if resume_seq > 0:
                 restore(system, snapshot, recorder, conversation)
             construct(system, conversation, recorder, from_session=snapshot.next_session if resume_seq else 0)
-        results = answer_questions(system, wanted, recorder, make_judge(client=llm))
+        results = answer_questions(system, wanted, recorder, _judge_like(ws, original.id, llm))
         patched = list(recorder.patched)
     return ReplayResult(
         recorder.id,
@@ -143,6 +143,16 @@ def _replay(
         resume_seq,
         time.perf_counter() - started,
     )
+
+
+def _judge_like(ws: Workspace, run_id: str, llm: Any) -> Any:
+    """The kind of judge the original run's verdicts came from, so a replayed verdict compares."""
+    methods = {c.metadata.get("method") for c in ws.cases(run_id) if c.verdict is not None}
+    if "llm" in methods:
+        if llm is None:
+            raise MemtraceError(f"run {run_id} was judged by an LLM: replay it with an LLM client")
+        return make_judge("llm", client=llm)
+    return make_judge("f1")
 
 
 def _question_start(ws: Workspace, run_id: str, conversation: Any, cases: list[str] | None) -> int | None:
