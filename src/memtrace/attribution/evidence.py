@@ -26,8 +26,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from ..datasets import parse_when
 from ..graph import Case, GraphQueries, GraphView, VariableVersion
 from ..retrieval import DEFAULT_RRF_K, BM25Index, DenseIndex, Embedder, HashingEmbedder, HybridIndex
+from ..systems.rules import format_date
 
 Method = Literal["auto", "gold", "bm25", "dense", "hybrid"]
 QueryMode = Literal["question+answer", "question", "question+prediction"]
@@ -91,6 +93,27 @@ def message_text(value: Any) -> str:
         if isinstance(inner, str):
             return inner
     return value
+
+
+def said_when(graph: GraphQueries, version: VariableVersion) -> str | None:
+    """The date a recorded message was said ('8 May 2023'), from its session's date; None if unknown."""
+    for op in graph.producers(version.id):
+        dates = [v for v in graph.outputs(op.id) if v.category == "session_date"]
+        when = parse_when(graph.value(dates[0].id)) if dates else None
+        if when is not None:
+            return format_date(when)
+    return None
+
+
+def dated_message(graph: GraphQueries, version: VariableVersion) -> str:
+    """A message as memories hold it: its text and, when known, '[said on 8 May 2023]'.
+
+    Answers to "when" questions are usually the day the message was said, which is in the session's
+    date and in every memory's stamp, not in the message text.
+    """
+    text = message_text(graph.value(version.id))
+    when = said_when(graph, version)
+    return f"{text} [said on {when}]" if when else text
 
 
 def _raw_name(version: VariableVersion) -> str:

@@ -20,7 +20,7 @@ from ..graph import MEMORY_ENTRY, Case, GraphQueries, Operation, VariableVersion
 from ..graph.values import encode_value, value_text
 from ..llm import usage_scope
 from .anatomy import CaseAnatomy, case_anatomy
-from .evidence import locate_evidence
+from .evidence import dated_message, locate_evidence
 from .model import Attribution, Cost, PathStep, undetermined
 from .support import OverlapScorer, SupportScorer, Target, value_words
 
@@ -119,9 +119,8 @@ class FlowMethod:
         found = locate_evidence(graph, case, method=self.evidence, k=self.k)
         if not found.versions:
             return undetermined(graph, case, self.name, found.problem or "no evidence messages found")
-        texts = graph.values(found.versions)
         target = self.scorer.prepare(
-            case.question, case.gold, [(v.name, value_text(texts[v.id])) for v in found.versions]
+            case.question, case.gold, [(v.name, dated_message(graph, v)) for v in found.versions]
         )
         if target.empty:
             return undetermined(graph, case, self.name, "the evidence and gold answer have no content words")

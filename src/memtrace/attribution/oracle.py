@@ -16,12 +16,12 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from ..datasets import parse_when
 from ..graph import Case, GraphQueries, MemtraceError, Workspace
 from ..graph.values import value_text
 from ..systems.replay import replay
-from ..systems.rules import format_date, untag
+from ..systems.rules import untag
 from .anatomy import case_anatomy
+from .evidence import dated_message
 from .model import Attribution, PathStep
 from .verdicts import BY_ELIMINATION, Verification
 
@@ -161,10 +161,4 @@ def _carried(value: Any, wanted: set[str]) -> tuple[list[str], set[str]]:
 def _dated_message(graph: GraphQueries, var_id: str) -> str:
     """A message as a memory line, '[D1:7] Speaker: text [said on 8 May 2023]' when its date is known."""
     version = graph.var(var_id)
-    line = f"[{version.name}] {value_text(graph.value(var_id))}"
-    for op in graph.producers(var_id):
-        dates = [v for v in graph.outputs(op.id) if v.category == "session_date"]
-        when = parse_when(graph.value(dates[0].id)) if dates else None
-        if when is not None:
-            return f"{line} [said on {format_date(when)}]"
-    return line
+    return f"[{version.name}] {dated_message(graph, version)}"

@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..attribution.anatomy import case_anatomy
-from ..attribution.evidence import locate_evidence
+from ..attribution.evidence import dated_message, locate_evidence
 from ..attribution.support import OverlapScorer, Target
 from ..datasets import NOT_MENTIONED
 from ..graph import MEMORY_ENTRY, Case, GraphView, VariableVersion
-from ..graph.values import value_text
 from ..systems.replay import CANCEL, DELETE
 
 _WRITES_MEMORY = ("extraction", "construction", "update")
@@ -53,9 +52,8 @@ class Injector:
         anatomy = case_anatomy(self.graph, case)
         if not found.versions or anatomy.answer_op is None:
             return []
-        texts = self.graph.values(found.versions)
         target = self.scorer.prepare(
-            case.question, case.gold, [(v.name, value_text(texts[v.id])) for v in found.versions]
+            case.question, case.gold, [(v.name, dated_message(self.graph, v)) for v in found.versions]
         )
         if target.empty:
             return []
