@@ -471,15 +471,20 @@ def test_evermemos_patched_sufficiency_forces_a_second_round(
     ]
 
 
+def copy_of(recorded: Recorded, tmp_path: Path) -> Recorded:
+    """A private copy of a module-scoped recording, for tests that change its workspace."""
+    import shutil
+
+    source, run = recorded
+    shutil.copytree(source, tmp_path / "ws")
+    return tmp_path / "ws", run
+
+
 def test_a_replayed_prefix_is_copied_only_when_the_replay_is_read(
     recorded: dict[str, Recorded], tmp_path: Path
 ) -> None:
     """Replay defers copying the reused prefix; the first read copies it and the run is complete."""
-    import shutil
-
-    source, run = recorded["mem0"]
-    workspace = tmp_path / "ws"
-    shutil.copytree(source, workspace)
+    workspace, run = copy_of(recorded["mem0"], tmp_path)
     middle = run.cases[len(run.cases) // 2].id
     result = replay(workspace, run.run_id, cases=[middle])
     with mt.open(workspace) as ws:
@@ -503,11 +508,7 @@ def test_a_replayed_prefix_is_copied_only_when_the_replay_is_read(
 def test_deleting_the_original_first_copies_the_prefix_its_replays_wait_for(
     recorded: dict[str, Recorded], tmp_path: Path
 ) -> None:
-    import shutil
-
-    source, run = recorded["rag"]
-    workspace = tmp_path / "ws"
-    shutil.copytree(source, workspace)
+    workspace, run = copy_of(recorded["rag"], tmp_path)
     result = replay(workspace, run.run_id)
     with mt.open(workspace) as ws:
         before = ws.store.conn.execute("SELECT COUNT(*) FROM ops WHERE run=?", (run.run_id,)).fetchone()[0]
