@@ -38,6 +38,8 @@ class CaseResult:
     score: float
     input_tokens: int = 0
     output_tokens: int = 0
+    #: The context the answer step read (verification checks whether a repair delivered the evidence).
+    context: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -176,6 +178,7 @@ def answer_questions(
                 verdict.score,
                 usage.usage.input_tokens,
                 usage.usage.output_tokens,
+                context=list(answer.context),
             )
         )
         done += 1
