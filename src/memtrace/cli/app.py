@@ -328,6 +328,15 @@ def bench_memtracebench(
     llm: Annotated[str, typer.Option(help="offline, or openai for the LLM methods.")] = "offline",
     model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
     base_url: Annotated[str | None, typer.Option(help="Endpoint for --llm openai.")] = None,
+    scorer: Annotated[
+        str, typer.Option(help="flow's support scorer: overlap, embedding or llm.")
+    ] = "overlap",
+    evidence: Annotated[
+        str, typer.Option(help="flow's starting points: auto, gold, bm25, dense or hybrid.")
+    ] = "auto",
+    cases_json: Annotated[
+        Path | None, typer.Option("--cases-json", help="Write one row per case here (gold, predicted, why).")
+    ] = None,
     json_out: JsonOption = None,
 ) -> None:
     """Attribution accuracy against MemTraceBench gold labels, per split, with a confusion matrix."""
@@ -335,10 +344,20 @@ def bench_memtracebench(
 
     client = _llm_client(llm, model, base_url, workspace or Path(".")) if llm != "offline" else None
     result = evaluate_memtracebench(
-        directory, method=method, splits=split, workspace=workspace, llm=client, console=console
+        directory,
+        method=method,
+        splits=split,
+        workspace=workspace,
+        llm=client,
+        console=console,
+        scorer=scorer,
+        evidence=evidence,
     )
     console.print(results_table(result))
     console.print(confusion_table(result))
+    if workspace is not None:
+        console.print(f"attributions stored in {workspace} (memtrace report {workspace} --method {method})")
+    write_json(cases_json, result["cases"])
     write_json(json_out, result)
 
 
