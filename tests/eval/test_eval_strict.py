@@ -21,8 +21,9 @@ from memtrace.eval.strict import StrictJudge, date_spans
         ("The sunday before 25 May 2023", "21 May 2023", 2, True),
         ("two days before 9 June 2023", "8 June 2023", 2, False),
         ("Pottery, camping, painting, swimming", "pottery and camping", 1, False),  # half a list
-        ("Pottery, camping, painting, swimming", "pottery, camping, painting and swimming", 1, True),
-        ("Boston", "She moved to Boston", 4, True),
+        ("Pottery, camping, painting, swimming", "pottery, camping, painting, swimming", 1, True),
+        ("Boston", "Boston, last year", 4, True),
+        ("Boston", "She moved to Boston in the spring", 4, False),  # never more lenient than F1
         ("Not mentioned", "Not mentioned in the conversation", 5, True),
         ("Not mentioned", "Boston", 5, False),
     ],
@@ -59,3 +60,13 @@ def test_auto_without_a_model_is_strict_and_records_its_verdict(tmp_path: object
     graph = mt.open(tmp_path).graph(run.id)
     (op,) = graph.ops_by_category("evaluation")
     assert op.metadata["judge"] == "strict" and op.metadata["correct"] is verdict.correct is False
+
+
+def test_strict_is_never_more_lenient_than_f1() -> None:
+    golds = ["the week before 4 May 2023", "Boston", "pottery, camping", "7 May 2023", "adoption agencies"]
+    predictions = ["Boston", "1 May 2023", "pottery", "camping and pottery", "May 7, 2023", "agencies", "x"]
+    for gold in golds:
+        for prediction in predictions:
+            strict = StrictJudge().verdict("q?", [gold], prediction, 4)
+            if strict.correct:
+                assert F1Judge().verdict("q?", [gold], prediction, 4).correct, (gold, prediction)

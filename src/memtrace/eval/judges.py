@@ -310,7 +310,7 @@ def make_judge(kind: str = "auto", client: ChatClient | None = None, threshold: 
     if kind == "strict":
         from .strict import StrictJudge
 
-        return StrictJudge()
+        return StrictJudge(threshold)
     if kind == "f1":
         return F1Judge(threshold)
     if kind == "llm":

@@ -4,7 +4,9 @@ Token F1 >= 0.5 counts "24 May 2023" for "the week before 4 May 2023" (two share
 list as a whole one. Here a gold answer is split into its dates and its parts (at commas, semicolons
 and "and"); each part must have at least half of its content words in the prediction, and each gold
 date, resolved to the days it names ("the week before 4 May 2023" is 27 April to 3 May), must be
-matched by a prediction date that falls inside it. F1 stays the reported score.
+matched by a prediction date that falls inside it. The F1 verdict must hold too, so strict is never
+more lenient than F1 (a long line that mentions the answer among much else stays wrong); F1 stays
+the reported score.
 """
 
 from __future__ import annotations
@@ -161,9 +163,13 @@ def missing_parts(prediction: str, gold: str) -> list[str]:
 
 
 class StrictJudge:
-    """Correct when every part of some gold answer is present and its dates match; F1 is the score."""
+    """Correct when F1 would say so and, besides, every part of a gold answer is present with its dates
+    matching: never more lenient than the F1 verdict. F1 stays the reported score."""
 
     method = "strict"
+
+    def __init__(self, threshold: float = 0.5) -> None:
+        self.threshold = threshold
 
     def verdict(
         self, question: str, gold: Gold | None, prediction: str, category: str | int | None = None
@@ -179,11 +185,13 @@ class StrictJudge:
             golds = [g.split(";")[0].strip() for g in golds]
         lacks = {g: missing_parts(prediction, g) for g in golds}
         best = min(golds, key=lambda g: len(lacks[g]))
-        if not lacks[best]:
-            return Verdict(True, f1, self.method, f"every part of {best!r} is present (token F1 {f1:.2f})")
-        return Verdict(
-            False, f1, self.method, f"missing from {best!r}: {'; '.join(lacks[best])} (token F1 {f1:.2f})"
-        )
+        if lacks[best]:
+            why = f"missing from {best!r}: {'; '.join(lacks[best])} (token F1 {f1:.2f})"
+            return Verdict(False, f1, self.method, why)
+        if f1 < self.threshold:
+            why = f"every part of {best!r} is present, but token F1 {f1:.2f} < {self.threshold:g}"
+            return Verdict(False, f1, self.method, why)
+        return Verdict(True, f1, self.method, f"every part of {best!r} is present (token F1 {f1:.2f})")
 
     def judge(
         self,
