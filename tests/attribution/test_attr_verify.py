@@ -75,17 +75,29 @@ def test_verification_never_moves_a_claim_and_records_the_answer_step_beside_it(
     assert not any(a.revised_from for a in stored.values())
 
 
-def test_a_loss_that_recurs_after_the_repair_is_not_confirmed_and_says_why(
+def test_a_trim_loss_that_recurs_is_confirmed_only_with_later_trims_keeping_the_line(
     trimmed: tuple[Path, str], tmp_path: Path
 ) -> None:
     path, run_id = trimmed
     outcomes = _verified(path, run_id, oracle=False, tmp_path=tmp_path)
-    recurring = [o for o in outcomes if o.why == "loss-recurs"]
-    assert recurring
-    for outcome in recurring:
-        assert outcome.verdict == "not-verifiable" and outcome.flow_confirmed is False
-        assert outcome.replay_run and "loses it again" in outcome.reason
-        assert outcome.second_faults == []  # no oracle asked for
+    trims = [o for o in outcomes if o.attribution.error_type == "UpdateError"]
+    assert trims and all(o.why == "kept-by-later-trims" for o in trims)
+    ws = mt.open(tmp_path / "copy")
+    for outcome in trims:
+        assert outcome.flow_confirmed is True and outcome.verdict in ("flow-confirmed", "answer-confirmed")
+        plain, kept = outcome.checked[0], outcome.checked[4]
+        assert (
+            "keep the previous version" in plain and "no part of the replayed context" in outcome.checked[1]
+        )
+        assert "no unit carries the evidence" in outcome.checked[3]  # the plain repair's replay lost it again
+        assert "later trims keeping" in kept
+        replayed = ws.run(outcome.replay_run)
+        restored = {s.id.rsplit("@", 1)[0] for s in outcome.attribution.path if s.note.startswith("evidence")}
+        keep = replayed.metadata["replay"]["patches"][outcome.attribution.op_id]["keep"]
+        assert all(line.split("]")[0][1:] in restored for lines in keep.values() for line in lines)
+        assert outcome.answer_confirmed is (
+            ws.case(outcome.replay_run, outcome.attribution.case_id).verdict == "correct"
+        )
 
 
 def test_a_retrieval_repair_is_checked_at_both_levels(retrieving: tuple[Path, str], tmp_path: Path) -> None:

@@ -35,14 +35,15 @@ def test_injected_faults_flip_answers_and_are_written_as_a_benchmark(tmp_path: P
     assert replays and all("patches" in r.metadata["replay"] for r in replays)
 
 
-def test_trimming_losses_are_not_confirmed_when_a_later_trim_drops_the_message_again(tmp_path: Path) -> None:
-    """Keeping the version before one trim cannot rescue an answer that the next trim loses anyway."""
+def test_trimming_losses_are_confirmed_with_later_trims_keeping_the_message(tmp_path: Path) -> None:
+    """Keeping the version before one trim alone is undone by the next trim; verification replays the
+    repair again with later trims keeping the restored line (the criterion's ideal later operations)."""
     run = run_conversation(LongContext(LongContextConfig(max_tokens=600)), sample_conversation(0), tmp_path)
     attribute(mt.open(tmp_path), "flow")
     outcomes = verify_all(tmp_path, method="flow")
     verdicts = {(o.attribution.error_type, o.verdict) for o in outcomes}
-    assert ("UpdateError", "not-verifiable") in verdicts and ("ResponseError", "by-elimination") in verdicts
-    recurring = next(o for o in outcomes if o.why == "loss-recurs")
+    assert ("UpdateError", "flow-confirmed") in verdicts and ("ResponseError", "by-elimination") in verdicts
+    recurring = next(o for o in outcomes if o.why == "kept-by-later-trims")
     assert mt.open(tmp_path).run(recurring.replay_run).parent_run == run.run_id
     stored = attribute(mt.open(tmp_path), "flow", run=run.run_id)  # replays have failed cases of their own
     assert all(a.verified in VERDICTS for a in stored)

@@ -8,6 +8,7 @@ elimination*: the carrying part of its context is named and nothing earlier lost
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,3 +58,36 @@ class Verification:
             "second_faults": list(self.second_faults),
         }
         return item
+
+
+def verification_summary(attributions: list[Attribution]) -> dict[str, Any]:
+    """Confirmed shares of the claims a repair can test, elimination beside them, and why the rest fell short.
+
+    Claims are the determined attributions other than ResponseErrors; their shares are what a replay
+    confirmed. ResponseErrors are counted apart (by elimination at best), never added to them.
+    """
+    by_type: dict[str, Counter[str]] = {}
+    reasons: Counter[str] = Counter()
+    for a in attributions:
+        counts = by_type.setdefault(a.error_type, Counter())
+        counts[a.verified or NOT_VERIFIED] += 1
+        counts["flow_confirmed"] += bool(a.flow_confirmed)
+        counts["answer_confirmed"] += bool(a.answer_confirmed)
+        counts["total"] += 1
+        if a.verified not in (ANSWER_CONFIRMED, FLOW_CONFIRMED, BY_ELIMINATION):
+            why = (a.verification or {}).get("why") or a.verified or NOT_VERIFIED
+            reasons[f"{a.error_type}: {why}"] += 1
+    claims = [a for a in attributions if a.determined and a.error_type != "ResponseError"]
+    responses = [a for a in attributions if a.error_type == "ResponseError"]
+    return {
+        "claims": len(claims),
+        "flow_confirmed": sum(bool(a.flow_confirmed) for a in claims),
+        "answer_confirmed": sum(bool(a.answer_confirmed) for a in claims),
+        "responses": len(responses),
+        "by_elimination": sum(a.verified == BY_ELIMINATION for a in responses),
+        "verdicts": {
+            v: sum((a.verified or NOT_VERIFIED) == v for a in attributions) for v in (*VERDICTS, NOT_VERIFIED)
+        },
+        "by_type": {kind: dict(counts) for kind, counts in sorted(by_type.items())},
+        "reasons": dict(reasons.most_common()),
+    }

@@ -12,13 +12,13 @@ ResponseError is by elimination only when the part of its context that carries t
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from ..graph import Case, GraphQueries, MemtraceError, Workspace
 from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
+from ..systems.rules import untag
 from .anatomy import case_anatomy
 from .confirm import carrying_part, context_part, evidence_target, memory_carries_at_question
 from .model import Attribution, PathStep, load_attributions, save_attribution
@@ -29,10 +29,9 @@ from .verdicts import (
     BY_ELIMINATION,
     FLOW_CONFIRMED,
     NOT_VERIFIABLE,
-    NOT_VERIFIED,
     REFUTED,
-    VERDICTS,
     Verification,
+    verification_summary,
 )
 
 __all__ = [
@@ -150,6 +149,11 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
             )
         return outcome
     _undelivered(ws, graph, case, attribution, target, outcome)
+    if outcome.why == "loss-recurs":
+        kept = _with_later_changes_keeping_it(ws, graph, attribution, patch, target, case, llm)
+        if kept is not None:
+            kept.checked = [*outcome.checked, *kept.checked]  # the plain repair's replay, then this one
+            return kept
     if oracle:
         probed = probe_answer_step(ws, graph, case, attribution, llm=llm)
         if probed is not None:
@@ -157,6 +161,66 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
         outcome.checked.append(
             "context oracle: "
             + ("the answer step fails even with the evidence" if probed else "it answers right")
+        )
+    return outcome
+
+
+def _with_later_changes_keeping_it(
+    ws: Workspace,
+    graph: GraphQueries,
+    attribution: Attribution,
+    patch: dict[str, Any],
+    target: Target,
+    case: Case,
+    llm: Any,
+) -> Verification | None:
+    """Replay the repair again with later changes of the unit keeping the restored evidence lines.
+
+    DESIGN's criterion assumes the operations after the repaired one behave ideally; a window that
+    trims its oldest lines drops the restored line again at the next trim, so the repair is replayed
+    once more with the unit's later trims keeping those lines (everything else, retrieval and the
+    answer step included, runs for real). None when the unit is not a list of lines or nothing arrives.
+    """
+    step = next((s for s in attribution.path if s.note.startswith("last version carrying")), None)
+    value = graph.value(step.id) if step is not None else None
+    if step is None or not isinstance(value, list) or attribution.op_id is None:
+        return None
+    wanted = {s.id.rsplit("@", 1)[0] for s in attribution.path if s.note.startswith("evidence")}
+    lines = [item for item in value if untag(str(item))[0] in wanted]
+    if not lines:
+        return None
+    unit = step.id.rsplit("@", 1)[0]
+    keeping = {**patch, attribution.op_id: {**patch[attribution.op_id], "keep": {unit: lines}}}
+    try:
+        result = replay(ws, attribution.run_id, keeping, cases=[case.id], llm=llm)
+    except MemtraceError:
+        return None
+    answered = result.case(case.id)
+    delivered = carrying_part(target, [(None, answered.context)], case.gold)
+    if delivered is None:
+        return None
+    checked = [
+        f"repair with the unit's later trims keeping {len(lines)} restored line(s) (ideal later "
+        f"operations); replayed {result.run_id}",
+        f"the replayed context carries the evidence: {delivered.text!r} (support {delivered.support:.2f})",
+        f"replayed answer {answered.prediction!r}: {'correct' if answered.correct else 'still wrong'}",
+    ]
+    outcome = Verification(
+        attribution,
+        ANSWER_CONFIRMED if answered.correct else FLOW_CONFIRMED,
+        "with later trims keeping the restored evidence, it reaches the answer's context"
+        + ("; the answer flips" if answered.correct else "; the answer step still fails"),
+        result.run_id,
+        answered.prediction,
+        flow_confirmed=True,
+        answer_confirmed=answered.correct,
+        checked=checked,
+        why="kept-by-later-trims",
+    )
+    answer_op = case_anatomy(graph, case).answer_op
+    if not answered.correct and answer_op is not None:
+        outcome.second_faults.append(
+            answer_step_fault(answer_op.id, answered.prediction, result.run_id, "repair replay")
         )
     return outcome
 
@@ -316,39 +380,6 @@ def verify_all(
             if progress:
                 progress(done, len(attributions))
         return results
-
-
-def verification_summary(attributions: list[Attribution]) -> dict[str, Any]:
-    """Confirmed shares of the claims a repair can test, elimination beside them, and why the rest fell short.
-
-    Claims are the determined attributions other than ResponseErrors; their shares are what a replay
-    confirmed. ResponseErrors are counted apart (by elimination at best), never added to them.
-    """
-    by_type: dict[str, Counter[str]] = {}
-    reasons: Counter[str] = Counter()
-    for a in attributions:
-        counts = by_type.setdefault(a.error_type, Counter())
-        counts[a.verified or NOT_VERIFIED] += 1
-        counts["flow_confirmed"] += bool(a.flow_confirmed)
-        counts["answer_confirmed"] += bool(a.answer_confirmed)
-        counts["total"] += 1
-        if a.verified not in (ANSWER_CONFIRMED, FLOW_CONFIRMED, BY_ELIMINATION):
-            why = (a.verification or {}).get("why") or a.verified or NOT_VERIFIED
-            reasons[f"{a.error_type}: {why}"] += 1
-    claims = [a for a in attributions if a.determined and a.error_type != "ResponseError"]
-    responses = [a for a in attributions if a.error_type == "ResponseError"]
-    return {
-        "claims": len(claims),
-        "flow_confirmed": sum(bool(a.flow_confirmed) for a in claims),
-        "answer_confirmed": sum(bool(a.answer_confirmed) for a in claims),
-        "responses": len(responses),
-        "by_elimination": sum(a.verified == BY_ELIMINATION for a in responses),
-        "verdicts": {
-            v: sum((a.verified or NOT_VERIFIED) == v for a in attributions) for v in (*VERDICTS, NOT_VERIFIED)
-        },
-        "by_type": {kind: dict(counts) for kind, counts in sorted(by_type.items())},
-        "reasons": dict(reasons.most_common()),
-    }
 
 
 def _as_fact(message: str) -> str:
