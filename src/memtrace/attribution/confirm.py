@@ -58,19 +58,39 @@ def parts_of(value: Any) -> list[str]:
     return [line for line in text.split("\n") if line.strip()]
 
 
+def answer_in_evidence(graph: GraphQueries, case: Case, attribution: Attribution) -> bool:
+    """Whether an evidence message states the gold answer outright (then a carrying part must too).
+
+    When it does not (a date resolved from "yesterday", a paraphrase), carrying the evidence
+    message's content is what a part can do.
+    """
+    steps = [s for s in attribution.path if s.kind == "var" and s.note.startswith("evidence")]
+    return any(
+        graph.has_var(s.id) and states_answer(dated_message(graph, graph.var(s.id)), case.gold) for s in steps
+    )
+
+
 def carrying_part(
     target: Target,
     values: list[tuple[str | None, Any]],
     gold: list[str],
     scorer: SupportScorer | None = None,
+    *,
+    require_answer: bool = False,
 ) -> CarryingPart | None:
-    """The best-supported part among `(var id, value)` pairs when it reaches the threshold, else None."""
+    """The best-supported part among `(var id, value)` pairs when it reaches the threshold, else None.
+
+    With `require_answer`, only parts stating the gold answer count: "Clara adopted a dog named
+    Pepper" shares "dog" with the evidence but does not carry "labrador".
+    """
     scorer = scorer or OverlapScorer()
     best: CarryingPart | None = None
     for var_id, value in values:
         raw = value if isinstance(value, (list, tuple)) else [value]
         for item in raw:
             for part in parts_of(item):
+                if require_answer and not states_answer(part, gold):
+                    continue
                 support = scorer.score(target, item if isinstance(item, dict) else part)
                 if best is None or support > best.support:
                     best = CarryingPart(part[:PART_CHARS], support, states_answer(part, gold), var_id)
@@ -84,16 +104,28 @@ def states_answer(text: str, gold: list[str]) -> bool:
 
 
 def context_part(
-    graph: GraphQueries, case: Case, target: Target, scorer: SupportScorer | None = None
+    graph: GraphQueries,
+    case: Case,
+    target: Target,
+    scorer: SupportScorer | None = None,
+    *,
+    require_answer: bool = False,
 ) -> CarryingPart | None:
     """The part of the answer step's context (in the recorded run) that carries the evidence."""
     anatomy = case_anatomy(graph, case)
     values = graph.values(anatomy.context_vars)
-    return carrying_part(target, [(v.id, values[v.id]) for v in anatomy.context_vars], case.gold, scorer)
+    pairs = [(v.id, values[v.id]) for v in anatomy.context_vars]
+    return carrying_part(target, pairs, case.gold, scorer, require_answer=require_answer)
 
 
 def memory_carries_at_question(
-    ws: Workspace, replay_run: str, case_id: str, target: Target, scorer: SupportScorer | None = None
+    ws: Workspace,
+    replay_run: str,
+    case_id: str,
+    target: Target,
+    scorer: SupportScorer | None = None,
+    *,
+    gold: list[str] | None = None,
 ) -> bool | None:
     """Whether a replayed run's memory carried the evidence when the question was asked.
 
@@ -107,4 +139,6 @@ def memory_carries_at_question(
         return None
     question_seq = case_anatomy(graph, case).question_seq
     values = graph.memory_values_at(question_seq - 1)
+    if gold is not None:  # the answer must be stated by the carrying part
+        return carrying_part(target, list(values.items()), gold, scorer, require_answer=True) is not None
     return any(scorer.score(target, value) >= scorer.threshold for value in values.values())

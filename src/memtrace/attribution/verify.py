@@ -20,7 +20,14 @@ from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
 from ..systems.rules import untag
 from .anatomy import case_anatomy
-from .confirm import carrying_part, context_part, evidence_target, memory_carries_at_question
+from .confirm import (
+    answer_in_evidence,
+    carrying_part,
+    context_part,
+    evidence_target,
+    memory_carries_at_question,
+    states_answer,
+)
 from .model import Attribution, PathStep, load_attributions, save_attribution
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
 from .support import OverlapScorer, Target
@@ -93,8 +100,9 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
     graph = ws.cached_view(attribution.run_id)
     case = ws.case(attribution.run_id, attribution.case_id)
     target = evidence_target(graph, case, attribution)
+    needs_answer = answer_in_evidence(graph, case, attribution)
     if attribution.error_type == "ResponseError":
-        return _by_elimination(graph, case, attribution, target)
+        return _by_elimination(graph, case, attribution, target, needs_answer)
     if target is None:
         return _outcome(
             attribution, NOT_VERIFIABLE, "no-evidence", "the path names no evidence to check a replay against"
@@ -114,7 +122,7 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
             f"the repaired operation did not run in the replay ({result.run_id})",
         )
     answered = result.case(attribution.case_id)
-    delivered = carrying_part(target, [(None, answered.context)], case.gold)
+    delivered = carrying_part(target, [(None, answered.context)], case.gold, require_answer=needs_answer)
     checked = [
         f"repair: {repair}; replayed {result.run_id}",
         (
@@ -148,9 +156,9 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
                 answer_step_fault(anatomy.answer_op.id, answered.prediction, result.run_id, "repair replay")
             )
         return outcome
-    _undelivered(ws, graph, case, attribution, target, outcome)
+    _undelivered(ws, graph, case, attribution, target, outcome, needs_answer)
     if outcome.why == "loss-recurs":
-        kept = _with_later_changes_keeping_it(ws, graph, attribution, patch, target, case, llm)
+        kept = _with_later_changes_keeping_it(ws, graph, attribution, patch, target, case, llm, needs_answer)
         if kept is not None:
             kept.checked = [*outcome.checked, *kept.checked]  # the plain repair's replay, then this one
             return kept
@@ -173,6 +181,7 @@ def _with_later_changes_keeping_it(
     target: Target,
     case: Case,
     llm: Any,
+    needs_answer: bool,
 ) -> Verification | None:
     """Replay the repair again with later changes of the unit keeping the restored evidence lines.
 
@@ -196,7 +205,7 @@ def _with_later_changes_keeping_it(
     except MemtraceError:
         return None
     answered = result.case(case.id)
-    delivered = carrying_part(target, [(None, answered.context)], case.gold)
+    delivered = carrying_part(target, [(None, answered.context)], case.gold, require_answer=needs_answer)
     if delivered is None:
         return None
     checked = [
@@ -232,13 +241,14 @@ def _undelivered(
     attribution: Attribution,
     target: Target,
     outcome: Verification,
+    needs_answer: bool,
 ) -> None:
     """Why a repair did not deliver the evidence. Refuted only when the claim's premise is false (the
     recorded run still had the information where the claim says it was lost); a later operation
     losing it again is a later fault, which the decisive criterion assumes away, so not a refutation."""
     anatomy = case_anatomy(graph, case)
     if attribution.error_type == "RetrievalError":
-        held = context_part(graph, case, target)
+        held = context_part(graph, case, target, require_answer=needs_answer)
         if held is not None:
             outcome.verdict, outcome.why = REFUTED, "context-had-it"
             outcome.reason = f"the recorded context already carried the evidence: {held.text!r}"
@@ -249,14 +259,15 @@ def _undelivered(
         )
         return
     values = graph.memory_values_at(anatomy.question_seq - 1)
-    held_then = carrying_part(target, list(values.items()), case.gold)
+    held_then = carrying_part(target, list(values.items()), case.gold, require_answer=needs_answer)
     if held_then is not None:
         outcome.verdict, outcome.why = REFUTED, "memory-had-it"
         outcome.reason = (
             f"the recorded memory still carried the evidence at question time: {held_then.text!r}"
         )
         return
-    held = memory_carries_at_question(ws, outcome.replay_run or "", case.id, target)
+    gold = case.gold if needs_answer else None
+    held = memory_carries_at_question(ws, outcome.replay_run or "", case.id, target, gold=gold)
     if held is False:
         outcome.verdict, outcome.why = NOT_VERIFIABLE, "loss-recurs"
         outcome.reason = (
@@ -284,7 +295,7 @@ def _undelivered(
 
 
 def _by_elimination(
-    graph: GraphQueries, case: Case, attribution: Attribution, target: Target | None
+    graph: GraphQueries, case: Case, attribution: Attribution, target: Target | None, needs_answer: bool
 ) -> Verification:
     """A ResponseError: by elimination when a named part of the answer's context carries the evidence."""
     no_replay = "no replay: an answer step has no upstream repair to replay"
@@ -300,18 +311,19 @@ def _by_elimination(
     named = next((s for s in attribution.path if s.part), None)
     if named is not None and named.part is not None:
         support = scorer.score(target, named.part)
-        if support >= scorer.threshold:
+        if support >= scorer.threshold and (not needs_answer or states_answer(named.part, case.gold)):
             checked = [f"named carrying part {named.part!r} (support {support:.2f})", no_replay]
             return _outcome(
                 attribution, BY_ELIMINATION, "part-named", "the named part carries the evidence", checked
             )
-    found = context_part(graph, case, target, scorer)
+    found = context_part(graph, case, target, scorer, require_answer=needs_answer)
     if found is None:
         return _outcome(
             attribution,
             NOT_VERIFIABLE,
             "no-carrying-part",
-            "no single part of the answer's context carries the evidence",
+            "no single part of the answer's context carries the evidence"
+            + (" and states the gold answer, which the evidence states" if needs_answer else ""),
             [no_replay],
         )
     step = next((s for s in attribution.path if s.kind == "var" and s.id == found.var_id), None)
