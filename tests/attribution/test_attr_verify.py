@@ -97,7 +97,7 @@ def test_a_trim_loss_that_recurs_is_confirmed_only_with_later_trims_keeping_the_
             "keep the previous version" in plain and "no part of the replayed context" in outcome.checked[1]
         )
         assert "no unit carries the evidence" in outcome.checked[3]  # the plain repair's replay lost it again
-        assert "later trims keeping" in kept
+        assert "later trims of the unit keeping" in kept
         replayed = ws.run(outcome.replay_run)
         restored = {s.id.rsplit("@", 1)[0] for s in outcome.attribution.path if s.note.startswith("evidence")}
         keep = replayed.metadata["replay"]["patches"][outcome.attribution.op_id]["keep"]
@@ -207,3 +207,24 @@ def test_attributing_a_workspace_leaves_replays_out_unless_asked_for(
     assert {a.run_id for a in everything} == {run_id}
     failed_replay = next(r for r in replays if any(c.failed for c in ws.cases(r)))
     assert {a.run_id for a in attribute(ws, "flow", run=failed_replay)} == {failed_replay}
+
+
+def test_a_first_round_repair_undone_by_a_fusing_second_round_is_replayed_with_that_round_ideal(
+    tmp_path: Path,
+) -> None:
+    evermemos = system_class("evermemos")
+    run = run_conversation(evermemos(evermemos.Config(top_k=2)), sample_conversation(0), tmp_path)
+    attribute(mt.open(tmp_path), "flow")
+    outcomes = [
+        o for o in verify_all(tmp_path, method="flow") if o.attribution.error_type == "RetrievalError"
+    ]
+    rounds = [o for o in outcomes if o.why == "kept-by-later-rounds"]
+    assert rounds, "the sample's EverMemOS with top-k 2 fuses the repaired first round away"
+    ws = mt.open(tmp_path)
+    for outcome in rounds:
+        assert outcome.flow_confirmed is True and "no part of the replayed context" in outcome.checked[1]
+        patches = ws.run(outcome.replay_run).metadata["replay"]["patches"]
+        final = case_anatomy(
+            ws.view(run.run_id), ws.case(run.run_id, outcome.attribution.case_id)
+        ).retrieval_op
+        assert set(patches) == {outcome.attribution.op_id, final.id} and final.id != outcome.attribution.op_id

@@ -3,7 +3,7 @@
 The repair follows the error type: ExtractionError adds the evidence-bearing fact to what the
 operation produced; UpdateError keeps the unit's previous version; DeletionError cancels the
 deletion; RetrievalError puts the evidence-bearing memory in place of the lowest-ranked context
-item. The replay re-runs everything after the repair (retrieval included) and is checked at two
+item (ranked first). The replay re-runs everything after the repair (retrieval included) and is checked at two
 levels, stored apart: flow-confirmed (the evidence reached the answer step's context) and
 answer-confirmed (the real answer flips). A repair that delivers the evidence while the answer stays
 wrong keeps the claim and records the answer step's failure as a second fault beside it. A
@@ -18,7 +18,6 @@ from typing import Any
 from ..graph import Case, GraphQueries, MemtraceError, Workspace
 from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
-from ..systems.rules import untag
 from .anatomy import case_anatomy
 from .confirm import (
     answer_in_evidence,
@@ -28,6 +27,7 @@ from .confirm import (
     memory_carries_at_question,
     states_answer,
 )
+from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
 from .model import Attribution, PathStep, load_attributions, save_attribution
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
 from .support import OverlapScorer, Target
@@ -82,8 +82,11 @@ def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any
             return None, "no evidence-bearing memory or retrieved context to repair"
         items = list(graph.value(context[-1].id) or [])
         memory = memory_as_context(graph.value(held.id))
-        repaired = [*items[:-1], memory] if items else [memory]
-        return {op_id: {"outputs": {context[-1].name: repaired}}}, "swap the evidence in for the last item"
+        # First, as an ideal retrieval ranks it: a later round fusing ranks (EverMemOS) keeps it then.
+        repaired = [memory, *items[:-1]]
+        return {
+            op_id: {"outputs": {context[-1].name: repaired}}
+        }, "rank the evidence first, drop the last item"
     return None, f"no repair for {kind}"
 
 
@@ -157,8 +160,9 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
             )
         return outcome
     _undelivered(ws, graph, case, attribution, target, outcome, needs_answer)
-    if outcome.why == "loss-recurs":
-        kept = _with_later_changes_keeping_it(ws, graph, attribution, patch, target, case, llm, needs_answer)
+    ideal = later_ops_ideal_patch(graph, case, attribution, patch, outcome.why)
+    if ideal is not None:
+        kept = replay_with_ideal_later_ops(ws, graph, attribution, case, target, ideal, llm, needs_answer)
         if kept is not None:
             kept.checked = [*outcome.checked, *kept.checked]  # the plain repair's replay, then this one
             return kept
@@ -169,67 +173,6 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
         outcome.checked.append(
             "context oracle: "
             + ("the answer step fails even with the evidence" if probed else "it answers right")
-        )
-    return outcome
-
-
-def _with_later_changes_keeping_it(
-    ws: Workspace,
-    graph: GraphQueries,
-    attribution: Attribution,
-    patch: dict[str, Any],
-    target: Target,
-    case: Case,
-    llm: Any,
-    needs_answer: bool,
-) -> Verification | None:
-    """Replay the repair again with later changes of the unit keeping the restored evidence lines.
-
-    DESIGN's criterion assumes the operations after the repaired one behave ideally; a window that
-    trims its oldest lines drops the restored line again at the next trim, so the repair is replayed
-    once more with the unit's later trims keeping those lines (everything else, retrieval and the
-    answer step included, runs for real). None when the unit is not a list of lines or nothing arrives.
-    """
-    step = next((s for s in attribution.path if s.note.startswith("last version carrying")), None)
-    value = graph.value(step.id) if step is not None else None
-    if step is None or not isinstance(value, list) or attribution.op_id is None:
-        return None
-    wanted = {s.id.rsplit("@", 1)[0] for s in attribution.path if s.note.startswith("evidence")}
-    lines = [item for item in value if untag(str(item))[0] in wanted]
-    if not lines:
-        return None
-    unit = step.id.rsplit("@", 1)[0]
-    keeping = {**patch, attribution.op_id: {**patch[attribution.op_id], "keep": {unit: lines}}}
-    try:
-        result = replay(ws, attribution.run_id, keeping, cases=[case.id], llm=llm)
-    except MemtraceError:
-        return None
-    answered = result.case(case.id)
-    delivered = carrying_part(target, [(None, answered.context)], case.gold, require_answer=needs_answer)
-    if delivered is None:
-        return None
-    checked = [
-        f"repair with the unit's later trims keeping {len(lines)} restored line(s) (ideal later "
-        f"operations); replayed {result.run_id}",
-        f"the replayed context carries the evidence: {delivered.text!r} (support {delivered.support:.2f})",
-        f"replayed answer {answered.prediction!r}: {'correct' if answered.correct else 'still wrong'}",
-    ]
-    outcome = Verification(
-        attribution,
-        ANSWER_CONFIRMED if answered.correct else FLOW_CONFIRMED,
-        "with later trims keeping the restored evidence, it reaches the answer's context"
-        + ("; the answer flips" if answered.correct else "; the answer step still fails"),
-        result.run_id,
-        answered.prediction,
-        flow_confirmed=True,
-        answer_confirmed=answered.correct,
-        checked=checked,
-        why="kept-by-later-trims",
-    )
-    answer_op = case_anatomy(graph, case).answer_op
-    if not answered.correct and answer_op is not None:
-        outcome.second_faults.append(
-            answer_step_fault(answer_op.id, answered.prediction, result.run_id, "repair replay")
         )
     return outcome
 
