@@ -23,6 +23,8 @@ from memtrace.eval.strict import StrictJudge, date_spans
         ("Pottery, camping, painting, swimming", "pottery and camping", 1, False),  # half a list
         ("Pottery, camping, painting, swimming", "pottery, camping, painting, swimming", 1, True),
         ("Boston", "Boston, last year", 4, True),
+        ("copywriter at Harbor Works", "Harbor Works", 4, False),  # the job itself is missing
+        ("copywriter at Harbor Works", "a copywriter at Harbor Works", 4, True),
         ("Boston", "She moved to Boston in the spring", 4, False),  # never more lenient than F1
         ("Not mentioned", "Not mentioned in the conversation", 5, True),
         ("Not mentioned", "Boston", 5, False),
