@@ -196,6 +196,15 @@ def _undelivered(
             outcome.verdict, outcome.why = REFUTED, "context-had-it"
             outcome.reason = f"the recorded context already carried the evidence: {held.text!r}"
             return
+        memory = next((s for s in attribution.path if s.note == "in memory at question time"), None)
+        value = graph.value(memory.id) if memory is not None else None
+        if needs_answer and carrying_part(target, [(None, value)], case.gold, require_answer=True) is None:
+            outcome.verdict, outcome.why = NOT_VERIFIABLE, "held-memory-lacks-answer"
+            outcome.reason = (
+                "the memory the claim names as held at question time does not state the gold answer "
+                "the evidence states, so putting it in the context cannot deliver the information"
+            )
+            return
         outcome.verdict, outcome.why = NOT_VERIFIABLE, "repair-overridden"
         outcome.reason = (
             "the repaired retrieval output did not reach the answer's context (a later step replaced it)"
