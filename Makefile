@@ -29,7 +29,7 @@ venv: $(VENV)/.installed
 
 demo: venv
 	rm -rf $(WORKSPACE)
-	$(VENV)/bin/memtrace run --system all --dataset sample --workspace $(WORKSPACE)
+	$(VENV)/bin/memtrace run $(WORKSPACE) --system all --dataset sample
 	$(VENV)/bin/memtrace inspect $(WORKSPACE) --units 12
 	$(VENV)/bin/memtrace attribute $(WORKSPACE)
 	$(VENV)/bin/memtrace verify $(WORKSPACE)

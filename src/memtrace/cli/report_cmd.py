@@ -13,10 +13,11 @@ import typer
 from rich.table import Table
 
 from ..graph import MemtraceError, Workspace
+from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
 
 def report(
-    workspace: Annotated[Path, typer.Argument(help="Workspace folder.")],
+    workspace_arg: WorkspaceArgument = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -36,12 +37,14 @@ def report(
         str | None, typer.Option(help="Endpoint for --llm openai (or OPENAI_BASE_URL).")
     ] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report JSON here.")] = None,
+    workspace_alias: WorkspaceAlias = None,
 ) -> None:
     """Diagnostic report: headline numbers, charts, evidence funnel, failure patterns with examples."""
     from ..attribution.engine import METHODS
     from ..report import build_report, write_report
     from .app import _progress, console, write_json
 
+    workspace = resolve_workspace(workspace_arg, workspace_alias)
     if method not in METHODS:
         raise MemtraceError(f"unknown attribution method {method!r} (choose {', '.join(METHODS)})")
     if llm not in ("offline", "openai"):
