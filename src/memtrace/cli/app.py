@@ -192,7 +192,9 @@ def run(
         str, typer.Option(help="long_context, rag, mem0, evermemos, a comma list, or all.")
     ] = "all",
     dataset: Annotated[str, typer.Option(help="sample[:SEED], locomo:PATH or longmemeval:PATH.")] = "sample",
-    conversations: Annotated[int | None, typer.Option(help="Use the first N conversations.")] = None,
+    conversations: Annotated[
+        int | None, typer.Option(help="Use the first N conversations (sample: N seeded variants).")
+    ] = None,
     questions: Annotated[int | None, typer.Option(help="Use the first N questions of each.")] = None,
     llm: Annotated[
         str, typer.Option(help="offline, or openai (any OpenAI-compatible endpoint).")
@@ -410,7 +412,9 @@ def bench_faults(
     ] = None,
     system: Annotated[str, typer.Option(help="Systems: a comma list or all.")] = "all",
     dataset: Annotated[str, typer.Option(help="sample[:SEED] or locomo:PATH.")] = "sample",
-    conversations: Annotated[int | None, typer.Option(help="Use the first N conversations.")] = None,
+    conversations: Annotated[
+        int | None, typer.Option(help="Use the first N conversations (sample: N seeded variants).")
+    ] = None,
     per_type: Annotated[int, typer.Option(help="Labelled cases to keep per system and error type.")] = 10,
     seed: Annotated[int, typer.Option(help="Shuffles which cases are injected.")] = 0,
     method: Annotated[str, typer.Option(help="Comma list of methods to score.")] = "flow,last-op,random",
