@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import Progress
+from rich.rule import Rule
 
 from .. import __version__
 from ..graph import MemtraceError, Workspace
 from ..progress import progress_bar
 from . import render
+from .consoles import output_console, rule_width
 from .workspace_arg import (
     CommandLineError,
     WorkspaceAlias,
@@ -35,8 +36,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
-errors = Console(stderr=True)
+console = output_console()
+errors = output_console(stderr=True)
 
 JsonOption = Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON here.")]
 
@@ -158,7 +159,7 @@ def inspect(
 
 def _print_run(ws: Workspace, run_id: str, unit_limit: int) -> dict[str, Any]:
     graph = ws.graph(run_id)
-    console.rule(render.run_header(graph.run))
+    console.print(Rule(render.run_header(graph.run)), width=rule_width(console))
     operations = render.operations_summary(graph)
     console.print(render.operations_table(operations))
     all_units = graph.memory_units()
