@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import SHARED_DATA_ENV, locomo_dev_file, missing_locomo_reason
 
 TESTS = Path(__file__).resolve().parent
