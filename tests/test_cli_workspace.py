@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,24 @@ def test_example_does_not_write_into_the_folder_make_demo_uses(
     )
     assert not (tmp_path / demo_folder).exists()
     assert [p.name for p in tmp_path.iterdir()] == ["example-workspace"]
+
+
+def test_run_says_when_a_dataset_has_fewer_conversations_than_asked(tmp_path: Path) -> None:
+    source = tmp_path / "one.json"
+    record = {
+        "sample_id": "conv-1",
+        "conversation": {
+            "speaker_a": "Ann",
+            "speaker_b": "Bob",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "I moved to Porto."}],
+        },
+        "qa": [{"question": "Where did Ann move?", "answer": "Porto", "evidence": ["D1:1"], "category": 4}],
+    }
+    source.write_text(json.dumps([record]))
+    dataset = f"locomo:{source}"
+    out = cli("run", tmp_path / "ws", "--system", "rag", "--dataset", dataset, "--conversations", "3")
+    assert "has 1 conversation(s), fewer than the 3 asked for" in " ".join(out.split())
+    assert "1 run(s) recorded" in out
+    sample = cli("run", tmp_path / "ws2", "--system", "rag", "--conversations", "2", "--questions", "1")
+    assert "2 run(s) recorded" in sample and "fewer than" not in sample
