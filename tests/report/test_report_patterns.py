@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 from markupsafe import escape
+from rich.console import Console
 
 from memtrace import Workspace
+from memtrace.cli.report_cmd import patterns_table
 from memtrace.graph import VariableVersion
 from memtrace.report import Report, build_report, render_html, render_markdown
 from memtrace.report.model import FailureRecord
@@ -109,3 +112,12 @@ def test_the_gold_answer_marks_its_line_but_never_the_question_or_the_prediction
     assert snippet(version("context"), "Clara lives in Lisbon now", focus=["Lisbon"]).marked == [0]
     assert snippet(version("prediction"), "Lisbon", focus=["Lisbon"], evidence=["Lisbon"]).marked == []
     assert snippet(version("query"), "Does Clara live in Lisbon?", focus=["Lisbon"]).marked == []
+
+
+def test_the_terminal_table_names_the_tunables_of_each_pattern(report: Report) -> None:
+    console = Console(width=300, record=True, file=io.StringIO())
+    console.print(patterns_table(report))
+    rows = [line for line in console.export_text().splitlines() if line.startswith("│")]
+    assert rows and any(p.tunables for p in report.patterns[: len(rows)])
+    for pattern, row in zip(report.patterns, rows, strict=False):
+        assert ", ".join(t.name for t in pattern.tunables) in row

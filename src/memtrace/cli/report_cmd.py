@@ -114,11 +114,11 @@ def headline_table(result: Any) -> Table:
 
 
 def patterns_table(result: Any, limit: int = 8) -> Table:
-    """The largest failure patterns."""
+    """The largest failure patterns, with the tunables each routes to (the report explains why)."""
     shown = result.patterns[:limit]
     more = f" (top {len(shown)} of {len(result.patterns)})" if len(result.patterns) > len(shown) else ""
     table = Table(title=f"Failure patterns{more}", title_justify="left")
-    for column in ("system", "operation", "error type", "count", "share", "examples"):
+    for column in ("system", "operation", "error type", "count", "share", "change next", "examples"):
         table.add_column(column, justify="right" if column in ("count", "share") else "left")
     for p in shown:
         table.add_row(
@@ -127,6 +127,7 @@ def patterns_table(result: Any, limit: int = 8) -> Table:
             p.error_type,
             str(p.count),
             f"{p.share:.0%}",
+            ", ".join(t.name for t in p.tunables) or "-",
             ", ".join(e.case_id for e in p.examples),
         )
     return table
