@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -95,6 +96,8 @@ def test_the_rendered_report_says_what_to_change_and_highlights_the_evidence(rep
     snippet_, line = marked[0]
     assert f"▶ {snippet_.text.splitlines()[line]}" in markdown
     assert f"<mark>{escape(snippet_.text.splitlines()[line])}</mark>" in html
+    shown = [re.sub(r"</?mark>", "", block) for block in re.findall(r"<pre>(.*?)</pre>", html, flags=re.S)]
+    assert str(escape(snippet_.text)) in shown  # one line per item, as in the markdown
 
 
 def test_a_long_context_keeps_and_marks_the_item_restating_the_evidence() -> None:
