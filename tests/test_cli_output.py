@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -37,7 +38,8 @@ def test_piped_tables_are_written_at_full_width(tmp_path: Path) -> None:
 
 def test_a_piped_console_is_wide_unless_columns_says_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COLUMNS", raising=False)
-    assert output_console().width == PIPED_WIDTH  # pytest captures stdout: not a terminal
+    monkeypatch.setattr(sys, "stdout", io.StringIO())  # a file, not a terminal
+    assert output_console().width == PIPED_WIDTH
     monkeypatch.setenv("COLUMNS", "123")
     assert output_console().width == 123
 
