@@ -18,8 +18,8 @@ from rich.rule import Rule
 from .. import __version__
 from ..graph import MemtraceError, Workspace
 from ..progress import progress_bar
-from . import render
-from .consoles import output_console, rule_width
+from . import consoles, render
+from .consoles import rule_width
 from .workspace_arg import (
     CommandLineError,
     WorkspaceAlias,
@@ -36,8 +36,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = output_console()
-errors = output_console(stderr=True)
+console, errors = consoles.console, consoles.errors
 
 JsonOption = Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON here.")]
 

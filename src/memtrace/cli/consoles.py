@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 from rich.console import Console
 
@@ -18,12 +19,12 @@ PIPED_WIDTH = 400
 RULE_WIDTH = 100
 
 
-def output_console(*, stderr: bool = False) -> Console:
+def output_console(*, stderr: bool = False, **options: Any) -> Console:
     """A console for stdout (or stderr) that does not truncate tables written to a file."""
     stream = sys.stderr if stderr else sys.stdout
     if os.environ.get("COLUMNS") or _is_terminal(stream):
-        return Console(stderr=stderr)
-    return Console(stderr=stderr, width=PIPED_WIDTH)
+        return Console(stderr=stderr, **options)
+    return Console(stderr=stderr, width=PIPED_WIDTH, **options)
 
 
 def rule_width(console: Console) -> int:
@@ -34,3 +35,8 @@ def rule_width(console: Console) -> int:
 def _is_terminal(stream: object) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
+
+
+#: The consoles every command prints to.
+console = output_console()
+errors = output_console(stderr=True)
