@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -118,6 +119,28 @@ _MIGRATIONS: dict[int, str] = {
 }
 
 
+#: How long opening waits for other processes that are creating or migrating the same workspace.
+BUSY_TIMEOUT_SECONDS = 60.0
+
+
+def _enable_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL, retrying while another connection switches the same new file.
+
+    SQLite reports that collision as "database is locked" at once, without waiting on its busy timeout.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    pause = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+
+
 def db_path_for(workspace: str | Path) -> Path:
     """The database file of a workspace folder (or the file itself when given one)."""
     path = Path(workspace)
@@ -143,9 +166,9 @@ class Store:
         self._lock = threading.RLock()
         try:
             self.conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=60.0
+                self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_SECONDS
             )
-            self.conn.execute("PRAGMA journal_mode=WAL")
+            _enable_wal(self.conn)
             self.conn.execute("PRAGMA synchronous=NORMAL")
             # Index pages of a million-version run do not fit SQLite's 2 MB default cache.
             self.conn.execute("PRAGMA cache_size=-65536")
