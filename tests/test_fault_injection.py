@@ -99,3 +99,69 @@ def test_a_corrupt_frame_length_keeps_the_good_prefix_and_warns_once(
     assert run.id in caplog.records[0].getMessage()
     ws.close()
     assert mt.open(workspace).run(run.id).status == "incomplete"  # opening again stays quiet and works
+
+
+class CodeRunningPickleDouble:
+    """A pickle that, when loaded, creates a marker file: what a tampered snapshot could do."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple:
+        return (Path.touch, (self.marker,))
+
+
+@pytest.fixture(scope="module")
+def rag_recording(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    from memtrace.datasets import sample_conversation
+    from memtrace.systems import run_conversation
+    from memtrace.systems.rag import RAGSystem
+
+    workspace = tmp_path_factory.mktemp("rag-recording")
+    return workspace, run_conversation(RAGSystem(), sample_conversation(0), workspace).run_id
+
+
+def _private_copy(recording: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
+    import shutil
+
+    source, run_id = recording
+    shutil.copytree(source, tmp_path / "ws")
+    return tmp_path / "ws", run_id
+
+
+@pytest.mark.parametrize("target", ["conversation.pkl", "session"])
+def test_a_tampered_snapshot_is_refused_before_it_can_run_code(
+    rag_recording: tuple[Path, str], tmp_path: Path, target: str
+) -> None:
+    import pickle
+
+    from memtrace.systems.replay import replay
+    from memtrace.systems.signing import KEY_FILENAME, UntrustedSnapshotError
+    from memtrace.systems.snapshots import snapshot_dir
+
+    workspace, run_id = _private_copy(rag_recording, tmp_path)
+    assert (workspace / KEY_FILENAME).stat().st_mode & 0o777 == 0o600
+    directory = snapshot_dir(workspace, run_id)
+    sessions = [path for path in directory.glob("*.pkl") if path.name != "conversation.pkl"]
+    victims = [directory / "conversation.pkl"] if target == "conversation.pkl" else sessions
+    marker = tmp_path / "code-ran"
+    for victim in victims:
+        victim.write_bytes(pickle.dumps(CodeRunningPickleDouble(marker)))
+    ws = mt.open(workspace)
+    construction = [op for op in ws.view(run_id).ops_in_order() if op.name == "add_document"]
+    ws.close()
+    with pytest.raises(UntrustedSnapshotError, match="refusing to load"):
+        replay(workspace, run_id, {construction[-1].id: {}})
+    assert not marker.exists()
+
+
+def test_snapshots_signed_by_another_workspace_are_refused(
+    rag_recording: tuple[Path, str], tmp_path: Path
+) -> None:
+    from memtrace.systems.replay import replay
+    from memtrace.systems.signing import KEY_FILENAME, UntrustedSnapshotError
+
+    workspace, run_id = _private_copy(rag_recording, tmp_path)
+    (workspace / KEY_FILENAME).write_bytes(os.urandom(32))
+    with pytest.raises(UntrustedSnapshotError):
+        replay(workspace, run_id)
