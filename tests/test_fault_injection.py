@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -165,3 +167,51 @@ def test_snapshots_signed_by_another_workspace_are_refused(
     (workspace / KEY_FILENAME).write_bytes(os.urandom(32))
     with pytest.raises(UntrustedSnapshotError):
         replay(workspace, run_id)
+
+
+# -- crashes: markup in data -------------------------------------------------------------------
+
+MEMTRACE = Path(sys.executable).with_name("memtrace")
+
+
+def memtrace_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """The installed entry point in a subprocess, as a user runs it; never raises on failure."""
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    return subprocess.run(
+        [str(MEMTRACE), *map(str, args)], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+def assert_no_traceback(result: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in result.stderr + result.stdout, result.stderr
+
+
+def _record_markup_run(workspace: Path, name: str) -> None:
+    with mt.run(workspace, name=name, system="[bold]toy") as run:
+        with mt.op("extract_facts", category="extraction") as op:
+            message = op.input("message", "Caroline: see [/quote] and [red]this[/red]", category="message")
+            run.memory("mem-[/]").create({"memory": "[link=x]Caroline[/link] lives in Boston"}, by=op)
+        with mt.op("answer", category="response") as op:
+            op.use(message)
+            prediction = op.output("prediction", "[/]Paris", category="prediction")
+        case = run.case("Where does [b]Caroline[/b] live?", gold="Boston [/]", evidence=["D1:1"])
+        case.predict("[/]Paris", var=prediction)
+        case.judge(False, score=0.0)
+
+
+@pytest.mark.parametrize("name", ["[/]"])
+def test_markup_in_data_is_printed_as_it_is(tmp_path: Path, name: str) -> None:
+    workspace = tmp_path / "ws"
+    _record_markup_run(workspace, name)
+    for args in (("inspect", workspace), ("inspect", workspace, name), ("attribute", workspace)):
+        result = memtrace_cli(*args)
+        assert_no_traceback(result)
+        assert result.returncode == 0, result.stderr
+        assert name in result.stdout
+    shown = memtrace_cli("inspect", workspace, name).stdout
+    assert "[b]Caroline[/b]" in shown and "[/]Paris" in shown and "[link=x]Caroline[/link]" in shown
+    exported = tmp_path / "exported.json"
+    assert memtrace_cli("export", name, "-w", workspace, "--out", exported).returncode == 0
+    imported = memtrace_cli("import", exported, "-w", tmp_path / "ws2", "--name", name)
+    assert_no_traceback(imported)
+    assert imported.returncode == 0 and name in imported.stdout

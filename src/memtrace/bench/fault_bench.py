@@ -43,7 +43,7 @@ def fault_benchmark(
     console: Console | None = None,
 ) -> dict[str, Any]:
     """Inject, replay, keep flips, attribute, score; write JSON, a plot and the MemTraceBench layout."""
-    console = console or Console()
+    console = console or Console(markup=False)  # prints sample ids and names from data
     methods = methods or ["flow", "last-op", "random"]
     data = load_dataset(dataset, conversations=conversations)
     rng = random.Random(seed)

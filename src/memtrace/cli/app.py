@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import Progress
 
 from .. import __version__
 from ..graph import MemtraceError, Workspace
 from ..progress import progress_bar
-from . import render
+from . import consoles, render
 
 app = typer.Typer(
     name="memtrace",
@@ -27,8 +26,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
-errors = Console(stderr=True)
+console, errors = consoles.console, consoles.errors
 
 WorkspaceOption = Annotated[Path, typer.Option("--workspace", "-w", help="Workspace folder (memtrace.db).")]
 JsonOption = Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON here.")]
@@ -39,7 +37,7 @@ def main() -> None:
     try:
         app()
     except MemtraceError as exc:
-        errors.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        errors.print(consoles.styled("error:", "red"), str(exc), highlight=False, soft_wrap=True)
         sys.exit(1)
 
 
@@ -307,8 +305,11 @@ def verify(
         table.add_row("all", *[""] * len(outcomes), "", f"{good_all / total_all:.1%} of {total_all}")
     console.print(table)
     console.print(
-        "[dim]revised: refuted claims the context oracle moved to the answer step, which failed "
-        "even with the evidence in its context.[/dim]"
+        consoles.styled(
+            "revised: refuted claims the context oracle moved to the answer step, which failed "
+            "even with the evidence in its context.",
+            "dim",
+        )
     )
     write_json(json_out, shares)
 
