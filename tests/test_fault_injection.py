@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 import memtrace as mt
+from memtrace.datasets import NOT_MENTIONED
+from memtrace.datasets.model import Conversation, Question, Session, Turn
 from memtrace.graph import journal as journal_module
 from memtrace.graph.journal import JOURNAL_DIR
 
@@ -215,3 +217,40 @@ def test_markup_in_data_is_printed_as_it_is(tmp_path: Path, name: str) -> None:
     imported = memtrace_cli("import", exported, "-w", tmp_path / "ws2", "--name", name)
     assert_no_traceback(imported)
     assert imported.returncode == 0 and name in imported.stdout
+
+
+# -- crashes: empty memory ---------------------------------------------------------------------
+
+
+def _conversation_with(texts: list[str]) -> Conversation:
+    """A conversation of one session holding `texts` (none: no session at all) and one question."""
+    date = "1 May 2023"
+    turns = [Turn(f"D1:{i}", "Caroline", text, 1, date) for i, text in enumerate(texts, 1)]
+    question = Question("q1", "Where does Caroline live?", ["Boston"], ["D1:1"], "single-hop")
+    sessions = [Session(1, date, turns)] if turns else []
+    return Conversation("empty", ["Caroline", "Mel"], sessions, [question], "test")
+
+
+@pytest.mark.parametrize("system", ["long_context", "rag", "mem0", "evermemos"])
+@pytest.mark.parametrize("texts", [[], ["the and of", "ok"], [""]], ids=["no-session", "no-facts", "blank"])
+def test_a_system_with_empty_memory_still_answers(tmp_path: Path, system: str, texts: list[str]) -> None:
+    from memtrace.systems import run_conversation
+    from memtrace.systems.registry import system_class
+
+    result = run_conversation(system_class(system)(), _conversation_with(texts), tmp_path)
+    (case,) = result.cases
+    assert case.prediction
+    if not texts:
+        assert case.prediction == NOT_MENTIONED
+    assert mt.open(tmp_path).run(result.run_id).status == "complete"
+
+
+def test_bm25_over_documents_without_a_single_token_scores_zero() -> None:
+    from memtrace.retrieval import BM25Index
+
+    index = BM25Index(["the and", "of"])
+    index.fit()
+    assert index.search("the") == [] and list(index.scores("boston")) == [0.0, 0.0]
+    index.add(["Caroline lives in Boston"])
+    assert [hit.index for hit in index.search("Boston")] == [2]
+    assert BM25Index().search("anything") == []
