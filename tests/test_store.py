@@ -116,10 +116,10 @@ class LockedOnceConnectionDouble:
 
 
 def test_switching_to_wal_waits_out_another_connection_doing_the_same() -> None:
-    from memtrace.graph.store import _enable_wal
+    from memtrace.graph.connect import enable_wal
 
     connection = LockedOnceConnectionDouble(refusals=3)
-    _enable_wal(connection)  # type: ignore[arg-type]
+    enable_wal(connection)  # type: ignore[arg-type]
     assert connection.statements == ["PRAGMA journal_mode=WAL"] * 4
 
 

@@ -17,7 +17,7 @@ from rich.progress import Progress
 from .. import __version__
 from ..graph import MemtraceError, Workspace
 from ..progress import progress_bar
-from . import consoles, render
+from . import consoles, failures, render
 
 app = typer.Typer(
     name="memtrace",
@@ -28,16 +28,26 @@ app = typer.Typer(
 )
 console, errors = consoles.console, consoles.errors
 
+#: The exit status typer gives Ctrl-C.
+INTERRUPTED_EXIT_CODE = 130
+
 WorkspaceOption = Annotated[Path, typer.Option("--workspace", "-w", help="Workspace folder (memtrace.db).")]
 JsonOption = Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON here.")]
 
 
 def main() -> None:
-    """Console entry point: expected errors become one line, not a traceback."""
+    """Console entry point: expected errors become one line, not a traceback (see failures.py)."""
     try:
         app()
-    except MemtraceError as exc:
-        errors.print(consoles.styled("error:", "red"), str(exc), highlight=False, soft_wrap=True)
+    except SystemExit as exc:
+        if exc.code == INTERRUPTED_EXIT_CODE:  # typer turns Ctrl-C into this exit status
+            errors.print(failures.interrupted_line(), highlight=False, soft_wrap=True)
+        raise
+    except Exception as exc:
+        line = failures.failure_line(exc)
+        if line is None:
+            raise
+        errors.print(consoles.styled("error:", "red"), line, highlight=False, soft_wrap=True)
         sys.exit(1)
 
 

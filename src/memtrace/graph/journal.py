@@ -176,6 +176,19 @@ def ingest_journals(store: Store, workspace_dir: Path, progress: IngestProgress 
     return len(paths)
 
 
+def warn_unindexed_journals(workspace_dir: Path) -> None:
+    """Say, in one line, that a read-only workspace holds recordings it cannot index."""
+    directory = workspace_dir / JOURNAL_DIR
+    pending = len(list(directory.glob(f"*{SUFFIX}"))) if directory.is_dir() else 0
+    if pending:
+        _log.warning(
+            "memtrace: %s is read-only: %d recording journal(s) could not be indexed, so their runs show"
+            " only what was indexed before",
+            workspace_dir,
+            pending,
+        )
+
+
 def ingest_journal(store: Store, path: Path, progress: IngestProgress | None = None) -> None:
     """Ingest one journal frame by frame (one transaction each); finish the run once it has ended."""
     with _dead_writer_lock(path) as writer_dead:
