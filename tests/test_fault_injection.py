@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -254,3 +255,112 @@ def test_bm25_over_documents_without_a_single_token_scores_zero() -> None:
     index.add(["Caroline lives in Boston"])
     assert [hit.index for hit in index.search("Boston")] == [2]
     assert BM25Index().search("anything") == []
+
+
+# -- crashes: one line where README promises one -------------------------------------------------
+
+
+def assert_one_error_line(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert_no_traceback(result)
+    assert result.returncode == 1, result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+@pytest.fixture
+def recorded_workspace(tmp_path: Path) -> Path:
+    workspace = tmp_path / "ws"
+    _record_one_op(workspace, "small")
+    mt.open(workspace).close()  # indexed
+    return workspace
+
+
+def test_bad_paths_are_one_line_naming_the_path(recorded_workspace: Path, tmp_path: Path) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a workspace")
+    missing = tmp_path / "missing" / "out.json"
+    cases = [
+        (("inspect", a_file), "is a file, not a workspace folder"),
+        (("import", a_file, "-w", a_file), "is a file"),
+        (("inspect", recorded_workspace, "--json", tmp_path), "is a folder"),
+        (("inspect", recorded_workspace, "--json", missing), "folder does not exist"),
+        (("export", "small", "-w", recorded_workspace, "--out", missing), "folder does not exist"),
+        (("export", "small", "-w", recorded_workspace, "--out", tmp_path), "is a folder"),
+    ]
+    for args, fragment in cases:
+        assert_one_error_line(memtrace_cli(*args), fragment)
+    assert not missing.parent.exists()
+
+
+def test_a_full_disk_is_one_line(recorded_workspace: Path) -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("needs /dev/full to simulate a full disk")
+    assert_one_error_line(memtrace_cli("inspect", recorded_workspace, "--json", "/dev/full"), "disk full")
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_deeply_nested_json_is_one_line_naming_the_file(tmp_path: Path, suffix: str) -> None:
+    source = tmp_path / f"deep{suffix}"
+    source.write_text('{"type": "run", "graph_id": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    result = memtrace_cli("import", source, "-w", tmp_path / "ws")
+    assert_one_error_line(result, str(source), "nested too deeply")
+
+
+def _unprivileged(*command: str | Path) -> list[str]:
+    """The command without the right to write read-only files (root ignores permissions otherwise)."""
+    if os.geteuid() != 0:
+        return [str(part) for part in command]
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: cannot make a folder read-only")
+    return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", *map(str, command)]
+
+
+def test_a_read_only_workspace_can_be_inspected(recorded_workspace: Path) -> None:
+    pending = _record_one_op(recorded_workspace, "recorded-after-indexing")  # its journal waits
+    for path in [recorded_workspace, *recorded_workspace.rglob("*")]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    try:
+        env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+        command = _unprivileged(MEMTRACE, "inspect", recorded_workspace, "small")
+        result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+        listing = subprocess.run(
+            _unprivileged(MEMTRACE, "inspect", recorded_workspace), capture_output=True, text=True, env=env
+        )
+    finally:
+        for path in [recorded_workspace, *recorded_workspace.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    assert_no_traceback(result)
+    assert result.returncode == 0 and "small" in result.stdout and "complete" in result.stdout
+    assert listing.returncode == 0 and pending in listing.stdout
+    assert "read-only" in listing.stderr and len(listing.stderr.strip().splitlines()) == 1
+    assert mt.open(recorded_workspace).run(pending).status == "complete"  # writable again: indexed
+
+
+INTERRUPTING_RUN = """
+import os, signal, sys
+import memtrace.systems.runner as runner
+real_answer_questions = runner.answer_questions
+def interrupt_then_answer(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGINT)
+    return real_answer_questions(*args, **kwargs)
+runner.answer_questions = interrupt_then_answer
+from memtrace.cli.app import main
+sys.argv = ["memtrace", "run", "-w", sys.argv[1], "--system", "rag"]
+main()
+"""
+
+
+def test_ctrl_c_says_which_run_was_kept_as_interrupted(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    result = subprocess.run(
+        [sys.executable, "-c", INTERRUPTING_RUN, str(workspace)], capture_output=True, text=True, timeout=120
+    )
+    assert_no_traceback(result)
+    assert result.returncode == 130
+    (run,) = mt.open(workspace).runs()
+    assert run.status == "incomplete" and "interrupted" in (run.error or "")
+    assert [line for line in result.stderr.splitlines() if line.strip()] == [
+        f"interrupted; kept as incomplete (interrupted): {run.name} ({run.id})"
+    ]
