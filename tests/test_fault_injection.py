@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
 import os
@@ -364,3 +365,53 @@ def test_ctrl_c_says_which_run_was_kept_as_interrupted(tmp_path: Path) -> None:
     assert [line for line in result.stderr.splitlines() if line.strip()] == [
         f"interrupted; kept as incomplete (interrupted): {run.name} ({run.id})"
     ]
+
+
+# -- crashes: file names made from data ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("rag/sample-0", "rag_sample-0"),
+        ("../../x", "_.._x"),
+        ("..", "unnamed"),
+        ("a\\b:c*d", "a_b_c_d"),
+        ("CON", "_CON"),
+        (" .hidden ", "hidden"),
+        ("conv-26", "conv-26"),
+    ],
+)
+def test_a_file_name_made_from_data_is_one_valid_component(text: str, expected: str) -> None:
+    from memtrace.filenames import safe_filename
+
+    assert safe_filename(text) == expected
+
+
+def test_a_very_long_name_is_cut_on_a_character_boundary() -> None:
+    from memtrace.filenames import MAX_NAME_BYTES, safe_filename
+
+    name = safe_filename("é" * 500)
+    assert len(name.encode()) <= MAX_NAME_BYTES and set(name) == {"é"}
+
+
+@pytest.mark.parametrize("run_name", ["../../escaped", "rag/sample-0"])
+def test_export_without_out_writes_inside_the_current_folder(tmp_path: Path, run_name: str) -> None:
+    workspace = tmp_path / "ws"
+    _record_one_op(workspace, run_name)
+    here = tmp_path / "deep" / "cwd"
+    here.mkdir(parents=True)
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    result = subprocess.run(
+        [str(MEMTRACE), "export", run_name, "-w", str(workspace)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=here,
+        timeout=120,
+    )
+    assert_no_traceback(result)
+    assert result.returncode == 0, result.stderr
+    (written,) = here.iterdir()
+    assert written.suffix == ".json" and json.loads(written.read_text())
+    assert not (tmp_path / "escaped.json").exists()

@@ -15,6 +15,7 @@ import typer
 from rich.progress import Progress
 
 from .. import __version__
+from ..filenames import safe_filename
 from ..graph import MemtraceError, Workspace
 from ..progress import progress_bar
 from . import consoles, failures, render
@@ -116,7 +117,8 @@ def export(
         raise MemtraceError(f"unknown export format {format!r} (choose smartcomment or jsonl)")
     with Workspace(workspace) as ws:
         record = ws.run(run)
-        target = out or Path(f"{record.name}.{'json' if format == 'smartcomment' else 'jsonl'}")
+        suffix = "json" if format == "smartcomment" else "jsonl"
+        target = out or Path(f"{safe_filename(record.name, fallback=record.id)}.{suffix}")
         if format == "smartcomment":
             write_smartcomment(ws.store, record.id, target)
         else:
