@@ -415,3 +415,23 @@ def test_export_without_out_writes_inside_the_current_folder(tmp_path: Path, run
     (written,) = here.iterdir()
     assert written.suffix == ".json" and json.loads(written.read_text())
     assert not (tmp_path / "escaped.json").exists()
+
+
+# -- crashes: all-or-nothing imports, raw HTML ---------------------------------------------------
+
+
+def test_a_folder_import_with_one_bad_file_writes_nothing(recorded_workspace: Path, tmp_path: Path) -> None:
+    from memtrace.graph.io import load_memtracebench, write_smartcomment
+
+    folder = tmp_path / "bench" / "rag"
+    folder.mkdir(parents=True)
+    with mt.open(recorded_workspace) as ws:
+        write_smartcomment(ws.store, ws.run("small").id, folder / "a-good.json")
+    (folder / "z-bad.json").write_text('{"graph_id": "x", "data": ')
+    target = tmp_path / "target"
+    result = memtrace_cli("import", tmp_path / "bench", "-w", target)
+    assert_one_error_line(result, "z-bad.json")
+    assert mt.open(target).runs() == []
+    (folder / "z-bad.json").unlink()
+    with mt.open(target) as ws:
+        assert [run.name for run in load_memtracebench(ws.store, tmp_path / "bench")] == ["small"]
