@@ -6,6 +6,8 @@ appears here as the table of the numbers it draws.
 
 from __future__ import annotations
 
+import html
+
 from .model import VERIFICATION_OUTCOMES, Example, Pattern, Report
 
 
@@ -13,8 +15,22 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
+def _text(value: object) -> str:
+    """Data as inert markdown on one line: HTML escaped, so `<img onerror=...>` shows as written."""
+    return html.escape(" ".join(str(value).split()), quote=False)
+
+
+def _code(value: object) -> str:
+    """Data as an inline code span, whatever backticks it holds (code spans show HTML as text)."""
+    text = " ".join(str(value).split())
+    if "`" not in text:
+        return f"`{text}`"
+    fence = "`" * (_longest_backtick_run(text) + 1)
+    return f"{fence} {text} {fence}"
+
+
 def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return _text(text).replace("|", "\\|")
 
 
 def _table(header: list[str], rows: list[list[object]]) -> list[str]:
@@ -33,7 +49,7 @@ def render_markdown(report: Report) -> str:
     lines = [
         "# memtrace diagnostic report",
         "",
-        f"Workspace `{report.workspace}` · {h.runs} run(s) · attribution method `{report.method}` · "
+        f"Workspace {_code(report.workspace)} · {h.runs} run(s) · attribution method `{report.method}` · "
         f"generated {report.generated_at} by memtrace {report.memtrace_version}",
         "",
         "## Headline",
@@ -118,7 +134,7 @@ def _funnel(report: Report) -> list[str]:
         "",
     ]
     for f in report.funnel:
-        lines += [f"### {f.system}", ""]
+        lines += [f"### {_text(f.system)}", ""]
         lines += _table(
             ["stage", "questions", "share"], [[s.label, s.count, _pct(s.share)] for s in f.stages]
         )
@@ -138,9 +154,9 @@ def _funnel(report: Report) -> list[str]:
 
 def _pattern(i: int, p: Pattern) -> list[str]:
     lines = [
-        f"### {i}. {p.system} · `{p.op_name}` · {p.error_type} — {p.count}",
+        f"### {i}. {_text(p.system)} · {_code(p.op_name)} · {p.error_type} — {p.count}",
         "",
-        p.description,
+        _text(p.description),
         "",
         f"Mean confidence {p.mean_confidence:.2f} · verification: {_counts(p.verification)} · "
         f"question categories: {_counts(p.categories)}",
@@ -154,23 +170,23 @@ def _pattern(i: int, p: Pattern) -> list[str]:
 def _example(e: Example) -> list[str]:
     verified = e.verified or "not verified"
     lines = [
-        f"#### Case `{e.case_id}` (run `{e.run_id}`, anchor `{e.anchor}`)",
+        f"#### Case {_code(e.case_id)} (run {_code(e.run_id)}, anchor {_code(e.anchor)})",
         "",
-        f"- **Question:** {e.question}",
-        f"- **Gold:** {' | '.join(e.gold) or '-'}",
-        f"- **Prediction:** {e.prediction if e.prediction is not None else '-'}",
-        f"- **Decisive operation:** `{e.op_id or '-'}`"
+        f"- **Question:** {_text(e.question)}",
+        f"- **Gold:** {_text(' | '.join(e.gold) or '-')}",
+        f"- **Prediction:** {_text(e.prediction) if e.prediction is not None else '-'}",
+        f"- **Decisive operation:** {_code(e.op_id or '-')}"
         + (f" (seq {e.op_seq})" if e.op_seq is not None else ""),
-        f"- **Why:** {e.explanation}",
+        f"- **Why:** {_text(e.explanation)}",
         f"- **Confidence:** {e.confidence:.2f} · **verified:** {verified}",
     ]
     if e.revised_from:
-        lines.append(f"- **Revised by verification from:** {e.revised_from}")
+        lines.append(f"- **Revised by verification from:** {_text(e.revised_from)}")
     lines.append("")
     for title, values, more in (("Input", e.inputs, e.more_inputs), ("Output", e.outputs, e.more_outputs)):
         for v in values:
             fence = _fence(v.text)
-            lines += [f"{title} `{v.id}` ({v.category}):", "", f"{fence}text", v.text, fence, ""]
+            lines += [f"{title} {_code(v.id)} ({_text(v.category)}):", "", f"{fence}text", v.text, fence, ""]
         if more:
             lines += [f"… and {more} more {title.lower()}(s).", ""]
     return lines
@@ -178,8 +194,12 @@ def _example(e: Example) -> list[str]:
 
 def _fence(text: str) -> str:
     """A code fence longer than any run of backticks inside the text."""
+    return "`" * max(3, _longest_backtick_run(text) + 1)
+
+
+def _longest_backtick_run(text: str) -> int:
     longest, run = 0, 0
     for char in text:
         run = run + 1 if char == "`" else 0
         longest = max(longest, run)
-    return "`" * max(3, longest + 1)
+    return longest
