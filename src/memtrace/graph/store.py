@@ -162,6 +162,8 @@ class Store:
             if ingest:
                 ingest_journals(self, self.path.parent, progress)
         except sqlite3.DatabaseError as exc:
+            if "full" in str(exc):
+                raise WorkspaceError(f"{self.path}: disk full while opening; free some space") from None
             raise WorkspaceError(f"{self.path}: not a readable memtrace database ({exc})") from None
 
     # -- schema -------------------------------------------------------------------------------
