@@ -435,3 +435,38 @@ def test_a_folder_import_with_one_bad_file_writes_nothing(recorded_workspace: Pa
     (folder / "z-bad.json").unlink()
     with mt.open(target) as ws:
         assert [run.name for run in load_memtracebench(ws.store, tmp_path / "bench")] == ["small"]
+
+
+# -- kill -9 mid-run -----------------------------------------------------------------------------
+
+RECORD_FOREVER = """
+import sys, memtrace as mt
+with mt.run(sys.argv[1], name="killed") as run:
+    run.flush_every = 1
+    for step in range(10**9):
+        with mt.op("step") as op:
+            op.output("x", step)
+        if step == 50:
+            print("flushed", flush=True)
+"""
+
+
+def test_a_process_killed_mid_run_keeps_what_it_flushed(tmp_path: Path) -> None:
+    import signal
+
+    workspace = tmp_path / "ws"
+    recorder = subprocess.Popen(
+        [sys.executable, "-c", RECORD_FOREVER, str(workspace)], stdout=subprocess.PIPE, text=True
+    )
+    assert recorder.stdout is not None and recorder.stdout.readline().strip() == "flushed"
+    live = mt.open(workspace)  # a reader while it records: sees it running, buries nothing
+    (running,) = live.runs()
+    assert running.status == "running"
+    live.close()
+    recorder.send_signal(signal.SIGKILL)
+    recorder.wait(timeout=60)
+    ws = mt.open(workspace)
+    (run,) = ws.runs()
+    assert run.status == "incomplete" and "ended without closing" in (run.error or "")
+    assert ws.store.count("ops", run.id) > 50
+    assert not list((workspace / JOURNAL_DIR).glob("*"))
