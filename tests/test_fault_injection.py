@@ -439,15 +439,16 @@ def test_a_folder_import_with_one_bad_file_writes_nothing(recorded_workspace: Pa
 
 # -- kill -9 mid-run -----------------------------------------------------------------------------
 
-RECORD_FOREVER = """
+RECORD_UNTIL_KILLED = """
 import sys, memtrace as mt
 with mt.run(sys.argv[1], name="killed") as run:
     run.flush_every = 1
-    for step in range(10**9):
+    for step in range(60):
         with mt.op("step") as op:
             op.output("x", step)
-        if step == 50:
-            print("flushed", flush=True)
+    with mt.op("stuck") as op:  # killed inside this operation
+        print("flushed", flush=True)
+        sys.stdin.readline()
 """
 
 
@@ -455,18 +456,21 @@ def test_a_process_killed_mid_run_keeps_what_it_flushed(tmp_path: Path) -> None:
     import signal
 
     workspace = tmp_path / "ws"
-    recorder = subprocess.Popen(
-        [sys.executable, "-c", RECORD_FOREVER, str(workspace)], stdout=subprocess.PIPE, text=True
-    )
-    assert recorder.stdout is not None and recorder.stdout.readline().strip() == "flushed"
-    live = mt.open(workspace)  # a reader while it records: sees it running, buries nothing
-    (running,) = live.runs()
-    assert running.status == "running"
-    live.close()
-    recorder.send_signal(signal.SIGKILL)
-    recorder.wait(timeout=60)
+    with subprocess.Popen(
+        [sys.executable, "-c", RECORD_UNTIL_KILLED, str(workspace)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as recorder:
+        assert recorder.stdout is not None and recorder.stdout.readline().strip() == "flushed"
+        live = mt.open(workspace)  # a reader while it records: sees it running, buries nothing
+        (running,) = live.runs()
+        assert running.status == "running"
+        live.close()
+        recorder.send_signal(signal.SIGKILL)
+        recorder.wait(timeout=60)
     ws = mt.open(workspace)
     (run,) = ws.runs()
     assert run.status == "incomplete" and "ended without closing" in (run.error or "")
-    assert ws.store.count("ops", run.id) > 50
+    assert ws.store.count("ops", run.id) == 60
     assert not list((workspace / JOURNAL_DIR).glob("*"))
