@@ -250,3 +250,21 @@ def test_a_folder_import_with_one_bad_file_writes_nothing(recorded_workspace: Pa
     (folder / "z-bad.json").unlink()
     with mt.open(target) as ws:
         assert [run.name for run in load_memtracebench(ws.store, tmp_path / "bench")] == ["small"]
+
+
+def test_verify_stops_with_one_line_at_a_tampered_snapshot(tmp_path: Path) -> None:
+    import pickle
+
+    from test_fault_injection import CodeRunningPickleDouble
+
+    workspace = tmp_path / "ws"
+    assert memtrace_cli("run", "-w", workspace, "--system", "mem0").returncode == 0  # has DeletionErrors
+    assert memtrace_cli("attribute", workspace).returncode == 0
+    marker = tmp_path / "code-ran"
+    snapshots = list((workspace / "snapshots").rglob("*.pkl"))
+    assert snapshots
+    for snapshot in snapshots:
+        snapshot.write_bytes(pickle.dumps(CodeRunningPickleDouble(marker)))
+    result = memtrace_cli("verify", workspace)
+    assert_one_error_line(result, "refusing to load")
+    assert not marker.exists()
