@@ -268,3 +268,24 @@ def test_verify_stops_with_one_line_at_a_tampered_snapshot(tmp_path: Path) -> No
     result = memtrace_cli("verify", workspace)
     assert_one_error_line(result, "refusing to load")
     assert not marker.exists()
+
+
+@pytest.mark.locomo
+def test_bench_faults_keeps_files_named_from_sample_ids_inside_its_folder(tmp_path: Path) -> None:
+    from conftest import LOCOMO_DEV
+
+    if not LOCOMO_DEV.is_file():
+        pytest.skip(f"LoCoMo dev file not found at {LOCOMO_DEV}")
+    (conversation, *_) = json.loads(LOCOMO_DEV.read_text())
+    conversation["sample_id"], conversation["qa"] = "../../escaped/x", conversation["qa"][:40]
+    dataset = tmp_path / "data" / "hostile.json"
+    dataset.parent.mkdir()
+    dataset.write_text(json.dumps([conversation]))
+    out = tmp_path / "a" / "b" / "out"
+    args = ("--system", "rag", "--per-type", "1", "--method", "flow", "--dataset", f"locomo:{dataset}")
+    result = memtrace_cli("bench", "faults", "--out", out, *args)
+    assert_no_traceback(result)
+    assert result.returncode == 0, result.stderr
+    written = list((out / "memtracebench" / "rag").glob("*.json"))
+    assert written and all(path.name.startswith("_.._escaped_x-") for path in written)
+    assert not (tmp_path / "a" / "escaped").exists() and not (tmp_path / "escaped").exists()
