@@ -5,7 +5,9 @@ to a file costs well under one. So a recorder appends frames to `<workspace>/jou
 and the next `Store` opened on the workspace moves complete frames into the tables, in one
 transaction per journal, remembering how far it got. A recorder holds an exclusive `flock` on its
 journal while it lives, so an ingester can tell a live run (ingest what is there, come back later)
-from one whose process died (ingest everything and mark the run incomplete).
+from one whose process died (ingest everything and mark the run incomplete). The journal is locked
+before it becomes visible, and an ingester removes only a journal it has locked itself (or one that
+holds its closing frame), so a reader racing a starting recorder never buries a live run.
 """
 
 from __future__ import annotations
