@@ -270,13 +270,10 @@ def test_verify_stops_with_one_line_at_a_tampered_snapshot(tmp_path: Path) -> No
     assert not marker.exists()
 
 
-@pytest.mark.locomo
-def test_bench_faults_keeps_files_named_from_sample_ids_inside_its_folder(tmp_path: Path) -> None:
-    from conftest import LOCOMO_DEV
-
-    if not LOCOMO_DEV.is_file():
-        pytest.skip(f"LoCoMo dev file not found at {LOCOMO_DEV}")
-    (conversation, *_) = json.loads(LOCOMO_DEV.read_text())
+def test_bench_faults_keeps_files_named_from_sample_ids_inside_its_folder(
+    tmp_path: Path, locomo_dev: Path
+) -> None:
+    (conversation, *_) = json.loads(locomo_dev.read_text())
     conversation["sample_id"], conversation["qa"] = "../../escaped/x", conversation["qa"][:40]
     dataset = tmp_path / "data" / "hostile.json"
     dataset.parent.mkdir()

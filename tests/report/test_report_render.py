@@ -92,7 +92,8 @@ def test_markdown_shows_html_and_backticks_in_data_as_text(report: Report) -> No
     tampered.patterns[0].system = "<b>mem0</b>"
     markdown = render_markdown(tampered)
     assert "<img" not in markdown and "&lt;img src=x onerror=alert(1)&gt; # not a heading" in markdown
-    assert "<b>" not in markdown and "&lt;b&gt;mem0&lt;/b&gt;" in markdown
+    outside_code = re.sub(r"``.*?``|`[^`\n]*`", "", markdown)  # code spans show HTML as text
+    assert "<b>" not in outside_code and "&lt;b&gt;mem0&lt;/b&gt;" in markdown
     assert "#### Case `` q`1 `` (run" in markdown
 
 
