@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html as html_escaping
 import re
 
 from reporthelpers import attributed_workspace, verified_workspace
@@ -34,7 +35,8 @@ def test_examples_show_the_carrying_part_whenever_they_say_the_context_held_it()
         md, html = render_markdown(report), render_html(report)
         for example in examples:
             if example.carrying_part:
-                assert f"**Carrying part of the context:** {example.carrying_part}" in md
+                shown = html_escaping.escape(" ".join(example.carrying_part.split()), quote=False)
+                assert f"**Carrying part of the context:** {shown}" in md
         for paragraph in md.split("\n\n"):
             if _HELD.search(paragraph) and "#### Case" in paragraph:
                 assert "**Carrying part of the context:**" in paragraph

@@ -15,6 +15,7 @@ from typing import Any
 from ..graph import Case, GraphQueries, MemtraceError, Workspace
 from ..systems.replay import replay
 from ..systems.rules import untag
+from ..systems.signing import UntrustedSnapshotError
 from .anatomy import case_anatomy
 from .confirm import carrying_part
 from .model import Attribution
@@ -72,6 +73,8 @@ def replay_with_ideal_later_ops(
     why, how = next(v for k, v in _HOW.items() if k in _kind(patch, attribution))
     try:
         result = replay(ws, attribution.run_id, patch, cases=[case.id], llm=llm)
+    except UntrustedSnapshotError:
+        raise  # a tampered workspace stops verification: it is not one unverifiable claim
     except MemtraceError:
         return None
     answered = result.case(case.id)

@@ -15,6 +15,7 @@ from ..graph import Case, GraphQueries, MemtraceError, Workspace
 from ..graph.values import value_text
 from ..systems.replay import replay
 from ..systems.rules import untag
+from ..systems.signing import UntrustedSnapshotError
 from .anatomy import case_anatomy
 from .evidence import dated_message
 from .model import Attribution
@@ -90,6 +91,8 @@ def probe_answer_step(
         return None
     try:
         result = replay(ws, attribution.run_id, patch, cases=[case.id], llm=llm)
+    except UntrustedSnapshotError:
+        raise  # a tampered workspace stops verification: it is not one unverifiable claim
     except MemtraceError:
         return None
     answered = result.case(case.id)

@@ -18,6 +18,7 @@ from typing import Any
 from ..graph import Case, GraphQueries, MemtraceError, Workspace
 from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
+from ..systems.signing import UntrustedSnapshotError
 from .anatomy import case_anatomy
 from .confirm import (
     answer_in_evidence,
@@ -115,6 +116,8 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
         return _outcome(attribution, NOT_VERIFIABLE, "no-repair", f"no repair ({repair}); no replay was run")
     try:
         result = replay(ws, attribution.run_id, patch, cases=[attribution.case_id], llm=llm)
+    except UntrustedSnapshotError:
+        raise  # a tampered workspace stops verification: it is not one unverifiable claim
     except MemtraceError as exc:
         return _outcome(attribution, NOT_VERIFIABLE, "replay-failed", f"the repair replay failed: {exc}")
     if attribution.op_id not in result.patched:

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
+from .consoles import styled
 from .run_cmd import parse_overrides
 from .workspace_arg import CommandLineError, WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
@@ -67,8 +69,8 @@ def optimize(
         def round_done(record: RoundRecord) -> None:
             style = "green" if record.kept else "yellow"
             progress.console.print(
-                f"round {record.round}: train {record.train_accuracy:.4f}, "
-                f"[{style}]{record.decision}[/{style}]",
+                f"round {record.round}: train {record.train_accuracy:.4f},",
+                styled(record.decision, style),
                 highlight=False,
             )
 
@@ -127,13 +129,13 @@ def history_table(result: OptimizeResult) -> Table:
     return table
 
 
-def _verdict(record: RoundRecord) -> str:
+def _verdict(record: RoundRecord) -> Text:
     """The decision in a few words (the full reason is printed per round and saved in the history)."""
     if record.kept and record.validation_after is not None:
-        return f"[green]kept ({record.validation_after - record.validation_before:+.4f})[/green]"
+        return styled(f"kept ({record.validation_after - record.validation_before:+.4f})", "green")
     if not record.proposals:
-        return "[yellow]no proposal left[/yellow]"
-    return "[yellow]rolled back[/yellow]"
+        return styled("no proposal left", "yellow")
+    return styled("rolled back", "yellow")
 
 
 def holdout_table(result: OptimizeResult) -> Table:

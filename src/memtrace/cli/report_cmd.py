@@ -13,6 +13,7 @@ import typer
 from rich.table import Table
 
 from ..graph import MemtraceError, Workspace
+from .consoles import styled
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
 
@@ -63,7 +64,7 @@ def report(
     console.print(headline_table(result))
     console.print(patterns_table(result))
     for note in result.notes:
-        console.print(f"[dim]note:[/dim] {note}", highlight=False)
+        console.print(styled("note:", "dim"), note, highlight=False)
     if llm == "openai":
         _add_narrative(result, target, workspace, model, base_url, console)
         paths = write_report(result, target)

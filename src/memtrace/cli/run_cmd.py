@@ -15,6 +15,7 @@ from ..graph import MemtraceError
 from ..progress import progress_bar
 from ..systems import RunResult, run_conversation
 from ..systems.registry import SYSTEMS, system_class
+from .consoles import styled
 
 
 def system_names(spec: str) -> list[str]:
@@ -114,7 +115,11 @@ def accuracy_table(results: list[RunResult]) -> tuple[Table, dict[str, Any]]:
         payload[system] = {"accuracy": row, "questions": len(cats["all"]), "seconds": seconds[system]}
         cells = [f"{row[c]:.3f} ({len(cats[c])})" if c in row else "-" for c in categories]
         table.add_row(
-            system, *cells, f"[bold]{row['all']:.3f}[/bold]", str(len(cats["all"])), f"{seconds[system]:.1f}"
+            system,
+            *cells,
+            styled(f"{row['all']:.3f}", "bold"),
+            str(len(cats["all"])),
+            f"{seconds[system]:.1f}",
         )
     return table, payload
 
