@@ -24,3 +24,15 @@ class CacheMissError(LLMError):
 
 class ResponseFormatRejected(LLMError):
     """The endpoint refused the `response_format` it was sent; the client falls back to a simpler one."""
+
+
+class LLMReplyCutError(LLMOutputError):
+    """The reply stopped at the `max_tokens` limit (`finish_reason == "length"`) before the JSON closed."""
+
+
+class MalformedReplyError(LLMError):
+    """The endpoint answered 200 with a body the client cannot read (cut JSON, no `choices`)."""
+
+
+#: Failures of one model call that a run survives: the operation is recorded as failed and the run goes on.
+RECOVERABLE_ERRORS: tuple[type[LLMError], ...] = (LLMOutputError, MalformedReplyError)
