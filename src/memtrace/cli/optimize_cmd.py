@@ -128,8 +128,8 @@ def _verdict(record: RoundRecord) -> str:
     """The decision in a few words (the full reason is printed per round and saved in the history)."""
     if record.kept and record.validation_after is not None:
         return f"[green]kept ({record.validation_after - record.validation_before:+.4f})[/green]"
-    if not record.proposals:
-        return "[yellow]no proposal left[/yellow]"
+    if not record.proposals:  # "no failures to learn from" or "no proposal left"
+        return f"[yellow]{record.decision.partition(':')[0] or 'no proposal left'}[/yellow]"
     return "[yellow]rolled back[/yellow]"
 
 
