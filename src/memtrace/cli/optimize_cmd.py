@@ -12,6 +12,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from .llm_options import (
+    JudgeBaseUrlOption,
+    JudgeModelOption,
+    JudgeOption,
+    LLMLimits,
+    MaxTokensOption,
+    RetriesOption,
+    TimeoutOption,
+    choose_judge,
+)
 from .run_cmd import parse_overrides
 
 if TYPE_CHECKING:
@@ -47,6 +57,12 @@ def optimize(
     base_url: Annotated[
         str | None, typer.Option(help="Endpoint for --llm openai (or OPENAI_BASE_URL).")
     ] = None,
+    timeout: TimeoutOption = None,
+    retries: RetriesOption = None,
+    max_tokens: MaxTokensOption = None,
+    judge: JudgeOption = None,
+    judge_model: JudgeModelOption = None,
+    judge_base_url: JudgeBaseUrlOption = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the history JSON here.")] = None,
 ) -> None:
     """Optimise a memory system: attribute training failures, tune the blamed tunables, check on holdout."""
@@ -54,8 +70,19 @@ def optimize(
     from ..optimize import optimize as run_optimize
     from . import app as cli  # the shared console and LLM client factory (app imports this module)
 
-    client = cli._llm_client(llm, model, base_url, workspace)
-    with cli._progress() as progress:
+    limits = LLMLimits(timeout, retries, max_tokens)
+    client = cli._llm_client(llm, model, base_url, workspace, limits)
+    choice = choose_judge(
+        judge,
+        client,
+        model=model,
+        base_url=base_url,
+        judge_model=judge_model,
+        judge_base_url=judge_base_url,
+        workspace=workspace,
+        limits=limits,
+    )
+    with choice, cli._progress() as progress:
         task = progress.add_task("optimising", total=None)
 
         def advance(stage: str, done: int, total: int) -> None:
@@ -78,6 +105,7 @@ def optimize(
             holdout=holdout,
             rounds=rounds,
             llm=client,
+            judge=choice.judge,
             seed=seed,
             candidates=candidates,
             verify_limit=verify_limit,
