@@ -3,7 +3,9 @@
 Each tool is a method `t_<name>` taking JSON arguments and returning an observation string the model
 reads. Every answer is cut to `page_chars`, so a step costs about the same whatever the run's size;
 long answers are paged (`page=2`, `offset=`) rather than dropped. Bad arguments never raise: they come
-back as an observation that says what was wrong and how to call the tool, and the agent goes on.
+back as an observation that says what was wrong and the expected signature, and the agent goes on.
+Obvious argument aliases (`id` for `node_id`, `regex` for `pattern`, ...) are accepted, since small
+models keep guessing them.
 """
 
 from __future__ import annotations
@@ -63,6 +65,33 @@ TOOL_DOCS: dict[str, str] = {
 }
 
 
+#: Names models use for a parameter, by the parameter's real name (renamed only when unambiguous).
+ARG_ALIASES: dict[str, tuple[str, ...]] = {
+    "node_id": ("id", "node", "nodeid", "nodeId", "var", "var_id", "variable", "op", "operation", "name"),
+    "node_ids": ("ids", "nodes", "node_id", "id", "node"),
+    "unit": ("unit_id", "memory", "id", "node_id", "name"),
+    "pattern": ("regex", "query", "text", "search"),
+    "regex": ("pattern",),
+    "error_type": ("type", "error"),
+    "op_id": ("operation", "op", "node_id", "id"),
+    "reason": ("explanation", "why"),
+}
+
+
+def with_aliases(method: Callable[..., Any], args: dict[str, Any]) -> dict[str, Any]:
+    """`args` with alias keys renamed to the parameter they stand for, when that one is missing."""
+    params = inspect.signature(method).parameters
+    out = dict(args)
+    for name in params:
+        if name in out:
+            continue
+        for alias in ARG_ALIASES.get(name, ()):
+            if alias in out and alias not in params:
+                out[name] = out.pop(alias)
+                break
+    return out
+
+
 @dataclass(slots=True)
 class Finish:
     """A validated answer of the agent."""
@@ -80,6 +109,11 @@ class Observation:
     text: str
     nodes: list[str] = field(default_factory=list)
     finish: Finish | None = None
+
+    @property
+    def failed(self) -> bool:
+        """The call did not work (bad tool, arguments or ids): the text says why."""
+        return self.text.startswith("error:")
 
 
 class AgentTools:
@@ -100,12 +134,18 @@ class AgentTools:
         method: Callable[..., Observation] | None = getattr(self, f"t_{tool}", None)
         if method is None or tool not in TOOL_DOCS:
             return Observation(f"error: unknown tool {tool!r}; tools: {', '.join(TOOL_DOCS)}")
+        signature = TOOL_DOCS[tool].partition(":")[0]
         if not isinstance(args, dict):
-            return Observation(f"error: args must be a JSON object; usage: {TOOL_DOCS[tool]}")
+            return Observation(f"error: args must be a JSON object; expected {signature}")
+        args = with_aliases(method, args)
         try:
             inspect.signature(method).bind(**args)
         except TypeError as exc:
-            return Observation(f"error: bad arguments for {tool} ({exc}); usage: {TOOL_DOCS[tool]}")
+            problem = str(exc).replace("t_", "", 1) if str(exc).startswith("t_") else str(exc)
+            return Observation(
+                f"error: bad arguments for {tool} ({problem}); expected {signature}, e.g. "
+                f"{tool}({', '.join(f'{k}=...' for k in _required(method))})"
+            )
         try:
             return method(**args)
         except NotFoundError as exc:
@@ -363,3 +403,12 @@ def _snippets(text: str, regex: str, budget: int, radius: int = 100) -> str:
         parts.append(snippet)
         size += len(snippet)
     return "\n".join(parts)
+
+
+def _required(method: Callable[..., Any]) -> list[str]:
+    """The parameters a tool cannot do without."""
+    return [
+        name
+        for name, param in inspect.signature(method).parameters.items()
+        if param.default is inspect.Parameter.empty
+    ]
