@@ -155,13 +155,10 @@ class AgentMethod:
                     reply = self.client.chat(
                         messages, schema=STEP_SCHEMA, temperature=self.temperature, name="attribution.agent"
                     )
-                except RECOVERABLE_ERRORS as exc:
+                except RECOVERABLE_ERRORS as exc:  # invalid or cut JSON, or a garbled reply
                     attempts = getattr(exc, "attempts", None)
-                    stop = (
-                        f"the model gave no usable step ({exc})"
-                        if attempts is None
-                        else (f"the model gave no usable step after {attempts} attempts")
-                    )
+                    why = f"after {attempts} attempts" if attempts else f"({exc})"
+                    stop = f"the model gave no usable step {why}"
                     break
                 data = reply.data
                 tool, args = data["tool"], data.get("args") or {}
