@@ -257,6 +257,7 @@ def test_no_failures_to_learn_from_is_said_and_ends_the_rounds(
     out = capsys.readouterr().out
     assert exit_code.value.code == 0
     assert "round 1: train 1.0000, no failures to learn from" in out and "round 2" not in out
+    assert "judge is unreliable" in " ".join(out.split())  # it called every answer correct
     assert sent == {40}
     history = json.loads((tmp_path / "optimize-history-rag.json").read_text())
     [round_one] = history["rounds"]

@@ -26,13 +26,11 @@ SYSTEMS = ("long_context", "rag", "mem0", "evermemos")
 #: Per command: a 135M model on two CPU cores needs minutes for mem0 and evermemos.
 COMMAND_SECONDS = 3600
 
-pytestmark = [
-    pytest.mark.realmodel,
-    pytest.mark.timeout(4 * COMMAND_SECONDS),
-    pytest.mark.skipif(
-        not URL, reason="MEMTRACE_TEST_LLM_URL is not set (the URL of a model server, see README)"
-    ),
-]
+if not URL:
+    pytest.skip(
+        "MEMTRACE_TEST_LLM_URL is not set (the URL of a model server, see README)", allow_module_level=True
+    )
+pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(4 * COMMAND_SECONDS)]
 
 
 def served_model() -> str:

@@ -128,8 +128,9 @@ def choose_judge(
     return JudgeChoice(judge, kind, own)
 
 
-def probe_judge(choice: JudgeChoice, conversations: list[Conversation]) -> JudgeCheck | None:
-    """For an LLM judge: does it reject nonsense answers to the dataset's own questions?"""
+def probe_judge(choice: JudgeChoice, conversations: list[Conversation], console: Any) -> JudgeCheck | None:
+    """For an LLM judge: does it reject nonsense answers to the dataset's own questions? Printed in
+    one line; a probe the endpoint fails is said so, and the command's results stand."""
     if choice.kind != "llm" or choice.judge is None:
         return None
     from ..eval import KnownCase, check_judge
@@ -139,4 +140,11 @@ def probe_judge(choice: JudgeChoice, conversations: list[Conversation]) -> Judge
         for conversation in conversations
         for q in conversation.questions
     ]
-    return check_judge(choice.judge, cases)
+    try:
+        check = check_judge(choice.judge, cases)
+    except MemtraceError as exc:
+        console.print(f"[yellow]judge not probed: {exc}[/yellow]", highlight=False)
+        return None
+    style = "green" if check.reliable else "bold red"
+    console.print(f"[{style}]{check.summary()}[/{style}]", highlight=False)
+    return check

@@ -21,6 +21,7 @@ from .llm_options import (
     RetriesOption,
     TimeoutOption,
     choose_judge,
+    probe_judge,
 )
 from .run_cmd import parse_overrides
 
@@ -66,6 +67,7 @@ def optimize(
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the history JSON here.")] = None,
 ) -> None:
     """Optimise a memory system: attribute training failures, tune the blamed tunables, check on holdout."""
+    from ..datasets import load_dataset
     from ..optimize import history_paths
     from ..optimize import optimize as run_optimize
     from . import app as cli  # the shared console and LLM client factory (app imports this module)
@@ -82,42 +84,45 @@ def optimize(
         workspace=workspace,
         limits=limits,
     )
-    with choice, cli._progress() as progress:
-        task = progress.add_task("optimising", total=None)
+    with choice:
+        with cli._progress() as progress:
+            task = progress.add_task("optimising", total=None)
 
-        def advance(stage: str, done: int, total: int) -> None:
-            progress.update(task, description=f"{system} · {stage}", completed=done, total=total)
+            def advance(stage: str, done: int, total: int) -> None:
+                progress.update(task, description=f"{system} · {stage}", completed=done, total=total)
 
-        def round_done(record: RoundRecord) -> None:
-            style = "green" if record.kept else "yellow"
-            progress.console.print(
-                f"round {record.round}: train {record.train_accuracy:.4f}, "
-                f"[{style}]{record.decision}[/{style}]",
-                highlight=False,
+            def round_done(record: RoundRecord) -> None:
+                style = "green" if record.kept else "yellow"
+                progress.console.print(
+                    f"round {record.round}: train {record.train_accuracy:.4f}, "
+                    f"[{style}]{record.decision}[/{style}]",
+                    highlight=False,
+                )
+
+            result = run_optimize(
+                system,
+                dataset,
+                workspace,
+                train=train,
+                validation=validation,
+                holdout=holdout,
+                rounds=rounds,
+                llm=client,
+                judge=choice.judge,
+                seed=seed,
+                candidates=candidates,
+                verify_limit=verify_limit,
+                start=parse_overrides(set_),
+                questions=questions,
+                progress=advance,
+                on_round=round_done,
             )
-
-        result = run_optimize(
-            system,
-            dataset,
-            workspace,
-            train=train,
-            validation=validation,
-            holdout=holdout,
-            rounds=rounds,
-            llm=client,
-            judge=choice.judge,
-            seed=seed,
-            candidates=candidates,
-            verify_limit=verify_limit,
-            start=parse_overrides(set_),
-            questions=questions,
-            progress=advance,
-            on_round=round_done,
-        )
-    cli.console.print(history_table(result))
-    cli.console.print(holdout_table(result))
-    json_path, md_path = history_paths(workspace, system)
-    cli.console.print(f"history: {json_path} and {md_path}")
+        cli.console.print(history_table(result))
+        cli.console.print(holdout_table(result))
+        json_path, md_path = history_paths(workspace, system)
+        cli.console.print(f"history: {json_path} and {md_path}")
+        # an LLM judge that accepts nonsense answers makes every accuracy above meaningless: say so
+        probe_judge(choice, load_dataset(dataset, conversations=1, questions=questions), cli.console)
     cli.write_json(json_out, result.to_dict())
 
 

@@ -61,12 +61,10 @@ def run_command(
             overrides=settings,
             judge=choice.judge,
         )
-        check = probe_judge(choice, load_dataset(dataset, conversations=conversations, questions=questions))
-    table, payload = accuracy_table(results)
-    console.print(table)
-    if check is not None:
-        style = "green" if check.reliable else "bold red"
-        console.print(f"[{style}]{check.summary()}[/{style}]", highlight=False)
+        table, payload = accuracy_table(results)
+        console.print(table)
+        data = load_dataset(dataset, conversations=conversations, questions=questions)
+        check = probe_judge(choice, data, console)
     console.print(f"{len(results)} run(s) recorded into {workspace}")
     failures = [line for result in results for line in result.failures]
     if failures:
