@@ -12,6 +12,7 @@ import pytest
 from llmhelpers import LLAMA_CPP_PYTHON_REFUSAL, Reply, ScriptedOpenAIServer, scripted_client
 from pydantic import BaseModel
 
+import memtrace as mt
 from memtrace.llm import LLMError, LLMOutputError, LLMReplyCutError, MalformedReplyError, make_client
 
 USER = [{"role": "user", "content": "hi"}]
@@ -212,3 +213,16 @@ def test_the_sdk_still_loads_when_a_client_is_made() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "True"
+
+
+def test_a_cut_plain_answer_is_kept_and_marked_in_the_graph(
+    server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    server.enqueue(Reply.cut("Caroline moved to Boston in"))
+    client = scripted_client(server)
+    with mt.run(tmp_path, name="r"):
+        reply = client.chat(USER, name="answer.llm")
+    assert reply.text == "Caroline moved to Boston in" and reply.finish_reason == "length"
+    with mt.open(tmp_path) as ws:
+        [call] = ws.graph("r").ops_by_category("llm")
+    assert call.metadata["finish_reason"] == "length" and call.status == "ok"

@@ -24,6 +24,7 @@ class ChatReply:
     usage: Usage
     cached: bool
     model: str
+    finish_reason: str | None = None  # "length": the max_tokens limit cut the reply
 
 
 @dataclass(slots=True)

@@ -108,6 +108,7 @@ class LLMClient:
                 op.set(**metadata, usage=total.as_dict(), cached=cached, attempts=total.calls)
                 if rejected:
                     op.set(rejected=rejected)
+            op.set(finish_reason=reply.finish_reason)
             op.output(f"{name}.response", reply.text, category="llm_response")
         return reply
 
@@ -137,7 +138,7 @@ class LLMClient:
             text = completion.text
             all_cached = total.cached_calls == total.calls
             if spec is None:
-                return ChatReply(text, None, total, all_cached, completion.model)
+                return ChatReply(text, None, total, all_cached, completion.model, completion.finish_reason)
             try:
                 data = parse_reply(text, spec)
             except ValueError as exc:
@@ -156,7 +157,7 @@ class LLMClient:
                     },
                 ]
                 continue
-            return ChatReply(text, data, total, all_cached, completion.model)
+            return ChatReply(text, data, total, all_cached, completion.model, completion.finish_reason)
         if problem.startswith("the reply was cut"):
             raise LLMReplyCutError(
                 f"model {self.model} at {self.backend.endpoint}: {problem} in all {attempts} attempts "
