@@ -18,6 +18,7 @@ from typing import Any
 
 from ..graph import Case, GraphQueries, NotFoundError
 from ..graph.model import OP_CATEGORIES
+from .agent_args import required_args, with_aliases
 from .model import ERROR_TYPES, UNDETERMINED
 from .render import (
     all_vars,
@@ -63,33 +64,6 @@ TOOL_DOCS: dict[str, str] = {
     "remove_frontier": "remove_frontier(node_ids): drop examined or irrelevant nodes from the frontier",
     "finish": "finish(error_type, op_id, reason, confidence): your answer; op_id null only for Undetermined",
 }
-
-
-#: Names models use for a parameter, by the parameter's real name (renamed only when unambiguous).
-ARG_ALIASES: dict[str, tuple[str, ...]] = {
-    "node_id": ("id", "node", "nodeid", "nodeId", "var", "var_id", "variable", "op", "operation", "name"),
-    "node_ids": ("ids", "nodes", "node_id", "id", "node"),
-    "unit": ("unit_id", "memory", "id", "node_id", "name"),
-    "pattern": ("regex", "query", "text", "search"),
-    "regex": ("pattern",),
-    "error_type": ("type", "error"),
-    "op_id": ("operation", "op", "node_id", "id"),
-    "reason": ("explanation", "why"),
-}
-
-
-def with_aliases(method: Callable[..., Any], args: dict[str, Any]) -> dict[str, Any]:
-    """`args` with alias keys renamed to the parameter they stand for, when that one is missing."""
-    params = inspect.signature(method).parameters
-    out = dict(args)
-    for name in params:
-        if name in out:
-            continue
-        for alias in ARG_ALIASES.get(name, ()):
-            if alias in out and alias not in params:
-                out[name] = out.pop(alias)
-                break
-    return out
 
 
 @dataclass(slots=True)
@@ -144,7 +118,7 @@ class AgentTools:
             problem = str(exc).replace("t_", "", 1) if str(exc).startswith("t_") else str(exc)
             return Observation(
                 f"error: bad arguments for {tool} ({problem}); expected {signature}, e.g. "
-                f"{tool}({', '.join(f'{k}=...' for k in _required(method))})"
+                f"{tool}({', '.join(f'{k}=...' for k in required_args(method))})"
             )
         try:
             return method(**args)
@@ -403,12 +377,3 @@ def _snippets(text: str, regex: str, budget: int, radius: int = 100) -> str:
         parts.append(snippet)
         size += len(snippet)
     return "\n".join(parts)
-
-
-def _required(method: Callable[..., Any]) -> list[str]:
-    """The parameters a tool cannot do without."""
-    return [
-        name
-        for name, param in inspect.signature(method).parameters.items()
-        if param.default is inspect.Parameter.empty
-    ]
