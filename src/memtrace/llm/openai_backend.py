@@ -39,7 +39,9 @@ NO_KEY = "no-key"
 #: (llama-cpp-python answers `json_schema` with a 500 "Input should be 'text' or 'json_object'").
 _FORMAT_REFUSAL = re.compile(r"response_format|json_schema|json_object", re.IGNORECASE)
 #: An error message saying the model does not exist: a configuration error, never worth a retry.
-_MODEL_MISSING = re.compile(r"model\b.{0,120}\b(not found|does not exist|not exist|unknown)", re.I | re.S)
+_MODEL_MISSING = re.compile(
+    r"model\b.{0,120}\b(?:not found|does not exist)|unknown model|no such model", re.IGNORECASE | re.DOTALL
+)
 
 Notice = Callable[[str], None]
 
