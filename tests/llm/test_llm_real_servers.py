@@ -13,7 +13,14 @@ from llmhelpers import LLAMA_CPP_PYTHON_REFUSAL, Reply, ScriptedOpenAIServer, sc
 from pydantic import BaseModel
 
 import memtrace as mt
-from memtrace.llm import LLMError, LLMOutputError, LLMReplyCutError, MalformedReplyError, make_client
+from memtrace.llm import (
+    ContextOverflowError,
+    LLMError,
+    LLMOutputError,
+    LLMReplyCutError,
+    MalformedReplyError,
+    make_client,
+)
 
 USER = [{"role": "user", "content": "hi"}]
 
@@ -226,3 +233,24 @@ def test_a_cut_plain_answer_is_kept_and_marked_in_the_graph(
     with mt.open(tmp_path) as ws:
         [call] = ws.graph("r").ops_by_category("llm")
     assert call.metadata["finish_reason"] == "length" and call.status == "ok"
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        (500, "Context size has been exceeded."),  # llama.cpp, when generation reaches n_ctx
+        (400, "the request exceeds the available context size, try increasing it"),  # llama.cpp, prompt
+    ],
+)
+def test_a_context_overflow_is_not_retried_and_names_the_fix(
+    server: ScriptedOpenAIServer, status: int, message: str
+) -> None:
+    server.enqueue(Reply.error(status, message), '{"facts": []}')
+    notices, client = notices_of(server, max_retries=4)
+    with pytest.raises(ContextOverflowError) as info:
+        client.chat(USER, schema=Facts)
+    assert len(server.chat_requests) == 1 and notices == []
+    assert str(info.value).startswith(
+        f"LLM endpoint {server.url} cannot fit the request in its context window"
+    )
+    assert "lower --max-tokens" in str(info.value)

@@ -18,6 +18,7 @@ from .config import make_client
 from .errors import (
     RECOVERABLE_ERRORS,
     CacheMissError,
+    ContextOverflowError,
     LLMError,
     LLMOutputError,
     LLMReplyCutError,
@@ -35,6 +36,7 @@ __all__ = [
     "CacheMissError",
     "ChatReply",
     "Completion",
+    "ContextOverflowError",
     "Embeddings",
     "LLMCache",
     "LLMClient",

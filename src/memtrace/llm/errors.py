@@ -34,5 +34,10 @@ class MalformedReplyError(LLMError):
     """The endpoint answered 200 with a body the client cannot read (cut JSON, no `choices`)."""
 
 
+class ContextOverflowError(LLMError):
+    """The prompt plus `max_tokens` did not fit the server's context window (llama.cpp: "Context size
+    has been exceeded"): the same request fails again, so it is never retried."""
+
+
 #: Failures of one model call that a run survives: the operation is recorded as failed and the run goes on.
-RECOVERABLE_ERRORS: tuple[type[LLMError], ...] = (LLMOutputError, MalformedReplyError)
+RECOVERABLE_ERRORS: tuple[type[LLMError], ...] = (LLMOutputError, MalformedReplyError, ContextOverflowError)

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 import openai
 
 from .base import Completion, Embeddings, Message
-from .errors import LLMError, MalformedReplyError, ResponseFormatRejected
+from .errors import ContextOverflowError, LLMError, MalformedReplyError, ResponseFormatRejected
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Sent when no key is configured: local servers ignore it, the SDK refuses to run without one.
@@ -41,6 +41,13 @@ _FORMAT_REFUSAL = re.compile(r"response_format|json_schema|json_object", re.IGNO
 #: An error message saying the model does not exist: a configuration error, never worth a retry.
 _MODEL_MISSING = re.compile(
     r"model\b.{0,120}\b(?:not found|does not exist)|unknown model|no such model", re.IGNORECASE | re.DOTALL
+)
+
+#: A request too long for the server's context window (llama.cpp's 400 and 500, vLLM's, OpenAI's).
+_CONTEXT_OVERFLOW = re.compile(
+    r"context size has been exceeded|exceeds the available context|maximum context length"
+    r"|context_length_exceeded",
+    re.IGNORECASE,
 )
 
 Notice = Callable[[str], None]
@@ -187,6 +194,11 @@ class OpenAIBackend:
                 return read(response)
             except openai.APIStatusError as exc:
                 status, message = exc.status_code, _message(exc)
+                if _CONTEXT_OVERFLOW.search(message):
+                    raise ContextOverflowError(
+                        f"LLM endpoint {self.endpoint} cannot fit the request in its context window "
+                        f"({status}: {message}); give the server a larger context or lower --max-tokens"
+                    ) from None
                 if format_sent and (status in (400, 422) or _FORMAT_REFUSAL.search(message)):
                     problem = f"rejected the response format ({status}): {message}"
                     raise ResponseFormatRejected(f"LLM endpoint {self.endpoint} {problem}") from None
