@@ -24,16 +24,15 @@ from .llm_options import (
     probe_judge,
 )
 from .run_cmd import parse_overrides
+from .workspace_arg import CommandLineError, WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
 if TYPE_CHECKING:
     from ..optimize import OptimizeResult, RoundRecord
 
 
 def optimize(
-    workspace: Annotated[
-        Path, typer.Option("--workspace", "-w", help="Workspace folder for runs and history.")
-    ],
-    system: Annotated[str, typer.Option(help="long_context, rag, mem0 or evermemos.")],
+    workspace_arg: WorkspaceArgument = None,
+    system: Annotated[str | None, typer.Option(help="long_context, rag, mem0 or evermemos.")] = None,
     dataset: Annotated[
         str, typer.Option(help="locomo:PATH, longmemeval:PATH, or sample (seeded sample conversations).")
     ] = "sample",
@@ -65,6 +64,7 @@ def optimize(
     judge_model: JudgeModelOption = None,
     judge_base_url: JudgeBaseUrlOption = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the history JSON here.")] = None,
+    workspace_alias: WorkspaceAlias = None,
 ) -> None:
     """Optimise a memory system: attribute training failures, tune the blamed tunables, check on holdout."""
     from ..datasets import load_dataset
@@ -72,6 +72,9 @@ def optimize(
     from ..optimize import optimize as run_optimize
     from . import app as cli  # the shared console and LLM client factory (app imports this module)
 
+    workspace = resolve_workspace(workspace_arg, workspace_alias)
+    if system is None:
+        raise CommandLineError("missing option --system (long_context, rag, mem0 or evermemos)")
     limits = LLMLimits(timeout, retries, max_tokens)
     client = cli._llm_client(llm, model, base_url, workspace, limits)
     choice = choose_judge(

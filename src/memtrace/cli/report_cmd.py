@@ -14,10 +14,11 @@ from rich.table import Table
 
 from ..graph import MemtraceError, Workspace
 from .llm_options import LLMLimits, RetriesOption, TimeoutOption
+from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
 
 def report(
-    workspace: Annotated[Path, typer.Argument(help="Workspace folder.")],
+    workspace_arg: WorkspaceArgument = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -39,12 +40,14 @@ def report(
     timeout: TimeoutOption = None,
     retries: RetriesOption = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report JSON here.")] = None,
+    workspace_alias: WorkspaceAlias = None,
 ) -> None:
     """Diagnostic report: headline numbers, charts, evidence funnel, failure patterns with examples."""
     from ..attribution.engine import METHODS
     from ..report import build_report, write_report
     from .app import _progress, console, write_json
 
+    workspace = resolve_workspace(workspace_arg, workspace_alias)
     if method not in METHODS:
         raise MemtraceError(f"unknown attribution method {method!r} (choose {', '.join(METHODS)})")
     if llm not in ("offline", "openai"):
@@ -65,7 +68,12 @@ def report(
     for note in result.notes:
         console.print(f"[dim]note:[/dim] {note}", highlight=False)
     if llm == "openai":
-        limits = LLMLimits(timeout, 2 if retries is None else retries)  # one call: fail fast by default
+        from ..llm.config import env_number
+
+        # one call: fail fast by default (2 retries, not 4), unless the flag or environment says otherwise
+        limits = LLMLimits(
+            timeout, env_number("MEMTRACE_LLM_RETRIES", int, 2) if retries is None else retries
+        )
         _add_narrative(result, target, workspace, model, base_url, console, limits)
         paths = write_report(result, target)
     write_json(json_out, result.to_dict())
@@ -121,11 +129,11 @@ def headline_table(result: Any) -> Table:
 
 
 def patterns_table(result: Any, limit: int = 8) -> Table:
-    """The largest failure patterns."""
+    """The largest failure patterns, with the tunables each routes to (the report explains why)."""
     shown = result.patterns[:limit]
     more = f" (top {len(shown)} of {len(result.patterns)})" if len(result.patterns) > len(shown) else ""
     table = Table(title=f"Failure patterns{more}", title_justify="left")
-    for column in ("system", "operation", "error type", "count", "share", "examples"):
+    for column in ("system", "operation", "error type", "count", "share", "change next", "examples"):
         table.add_column(column, justify="right" if column in ("count", "share") else "left")
     for p in shown:
         table.add_row(
@@ -134,6 +142,7 @@ def patterns_table(result: Any, limit: int = 8) -> Table:
             p.error_type,
             str(p.count),
             f"{p.share:.0%}",
+            ", ".join(t.name for t in p.tunables) or "-",
             ", ".join(e.case_id for e in p.examples),
         )
     return table
