@@ -29,11 +29,14 @@ COMMAND_SECONDS = 3600
 #: Limits for a slow local model, unless the environment sets its own.
 SLOW_MODEL_LIMITS = {"MEMTRACE_LLM_TIMEOUT": "600", "MEMTRACE_LLM_MAX_TOKENS": "256"}
 
-if not URL:
-    pytest.skip(
-        "MEMTRACE_TEST_LLM_URL is not set (the URL of a model server, see README)", allow_module_level=True
-    )
-pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(4 * COMMAND_SECONDS)]
+#: A mark, not a module-level skip: `-m` selections of other tiers then never see this one.
+pytestmark = [
+    pytest.mark.realmodel,
+    pytest.mark.timeout(4 * COMMAND_SECONDS),
+    pytest.mark.skipif(
+        not URL, reason="MEMTRACE_TEST_LLM_URL is not set (the URL of a model server, see README)"
+    ),
+]
 
 
 def served_model() -> str:
