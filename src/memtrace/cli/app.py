@@ -16,9 +16,10 @@ from rich.progress import Progress
 from rich.rule import Rule
 
 from .. import __version__
+from ..filenames import safe_filename
 from ..graph import MemtraceError, Workspace
 from ..progress import progress_bar
-from . import consoles, render
+from . import consoles, failures, render
 from .consoles import rule_width
 from .llm_options import (
     JudgeBaseUrlOption,
@@ -47,15 +48,25 @@ app = typer.Typer(
 )
 console, errors = consoles.console, consoles.errors
 
+#: The exit status typer gives Ctrl-C.
+INTERRUPTED_EXIT_CODE = 130
+
 JsonOption = Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON here.")]
 
 
 def main() -> None:
-    """Console entry point: expected errors become one line, not a traceback."""
+    """Console entry point: expected errors become one line, not a traceback (see failures.py)."""
     try:
         app()
-    except MemtraceError as exc:
-        errors.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+    except SystemExit as exc:
+        if exc.code == INTERRUPTED_EXIT_CODE:  # typer turns Ctrl-C into this exit status
+            errors.print(failures.interrupted_line(), highlight=False, soft_wrap=True)
+        raise
+    except Exception as exc:
+        line = failures.failure_line(exc)
+        if line is None:
+            raise
+        errors.print(consoles.styled("error:", "red"), line, highlight=False, soft_wrap=True)
         sys.exit(1)
 
 
@@ -131,7 +142,8 @@ def export(
         raise MemtraceError(f"unknown export format {format!r} (choose smartcomment or jsonl)")
     with Workspace(workspace) as ws:
         record = ws.run(run)
-        target = out or Path(f"{record.name}.{'json' if format == 'smartcomment' else 'jsonl'}")
+        suffix = "json" if format == "smartcomment" else "jsonl"
+        target = out or Path(f"{safe_filename(record.name, fallback=record.id)}.{suffix}")
         if format == "smartcomment":
             write_smartcomment(ws.store, record.id, target)
         else:
@@ -351,8 +363,11 @@ def verify(
         table.add_row("all", *[""] * len(outcomes), "", f"{good_all / total_all:.1%} of {total_all}")
     console.print(table)
     console.print(
-        "[dim]revised: refuted claims the context oracle moved to the answer step, which failed "
-        "even with the evidence in its context.[/dim]"
+        consoles.styled(
+            "revised: refuted claims the context oracle moved to the answer step, which failed "
+            "even with the evidence in its context.",
+            "dim",
+        )
     )
     write_json(json_out, shares)
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..graph import MemtraceError
+from .consoles import styled
 
 if TYPE_CHECKING:
     from ..datasets import Conversation
@@ -143,8 +144,8 @@ def probe_judge(choice: JudgeChoice, conversations: list[Conversation], console:
     try:
         check = check_judge(choice.judge, cases)
     except MemtraceError as exc:
-        console.print(f"[yellow]judge not probed: {exc}[/yellow]", highlight=False)
+        console.print(styled(f"judge not probed: {exc}", "yellow"), highlight=False)
         return None
     style = "green" if check.reliable else "bold red"
-    console.print(f"[{style}]{check.summary()}[/{style}]", highlight=False)
+    console.print(styled(check.summary(), style), highlight=False)
     return check

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
+from .consoles import styled
 from .llm_options import (
     JudgeBaseUrlOption,
     JudgeModelOption,
@@ -97,8 +99,8 @@ def optimize(
             def round_done(record: RoundRecord) -> None:
                 style = "green" if record.kept else "yellow"
                 progress.console.print(
-                    f"round {record.round}: train {record.train_accuracy:.4f}, "
-                    f"[{style}]{record.decision}[/{style}]",
+                    f"round {record.round}: train {record.train_accuracy:.4f},",
+                    styled(record.decision, style),
                     highlight=False,
                 )
 
@@ -160,13 +162,13 @@ def history_table(result: OptimizeResult) -> Table:
     return table
 
 
-def _verdict(record: RoundRecord) -> str:
+def _verdict(record: RoundRecord) -> Text:
     """The decision in a few words (the full reason is printed per round and saved in the history)."""
     if record.kept and record.validation_after is not None:
-        return f"[green]kept ({record.validation_after - record.validation_before:+.4f})[/green]"
+        return styled(f"kept ({record.validation_after - record.validation_before:+.4f})", "green")
     if not record.proposals:  # "no failures to learn from" or "no proposal left"
-        return f"[yellow]{record.decision.partition(':')[0] or 'no proposal left'}[/yellow]"
-    return "[yellow]rolled back[/yellow]"
+        return styled(record.decision.partition(":")[0] or "no proposal left", "yellow")
+    return styled("rolled back", "yellow")
 
 
 def holdout_table(result: OptimizeResult) -> Table:

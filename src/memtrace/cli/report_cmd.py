@@ -13,6 +13,7 @@ import typer
 from rich.table import Table
 
 from ..graph import MemtraceError, Workspace
+from .consoles import styled
 from .llm_options import LLMLimits, RetriesOption, TimeoutOption
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
@@ -66,7 +67,7 @@ def report(
     console.print(headline_table(result))
     console.print(patterns_table(result))
     for note in result.notes:
-        console.print(f"[dim]note:[/dim] {note}", highlight=False)
+        console.print(styled("note:", "dim"), note, highlight=False)
     if llm == "openai":
         from ..llm.config import env_number
 

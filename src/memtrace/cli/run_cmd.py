@@ -15,6 +15,7 @@ from ..graph import MemtraceError
 from ..progress import progress_bar
 from ..systems import RunResult, run_conversation
 from ..systems.registry import SYSTEMS, system_class
+from .consoles import styled
 from .llm_options import LLMLimits, choose_judge, probe_judge
 
 
@@ -68,10 +69,9 @@ def run_command(
     console.print(f"{len(results)} run(s) recorded into {workspace}")
     failures = [line for result in results for line in result.failures]
     if failures:
+        said = f"{len(failures)} model call(s) gave unusable replies and were recorded as failed operations"
         console.print(
-            f"[yellow]{len(failures)} model call(s) gave unusable replies and were recorded as failed "
-            f"operations; the runs went on.[/yellow] First: {failures[0]}",
-            highlight=False,
+            styled(f"{said}; the runs went on.", "yellow"), f"First: {failures[0]}", highlight=False
         )
     if check is not None:
         for row in payload.values():
@@ -187,7 +187,11 @@ def accuracy_table(results: list[RunResult]) -> tuple[Table, dict[str, Any]]:
         }
         cells = [f"{row[c]:.3f} ({len(cats[c])})" if c in row else "-" for c in categories]
         table.add_row(
-            system, *cells, f"[bold]{row['all']:.3f}[/bold]", str(len(cats["all"])), f"{seconds[system]:.1f}"
+            system,
+            *cells,
+            styled(f"{row['all']:.3f}", "bold"),
+            str(len(cats["all"])),
+            f"{seconds[system]:.1f}",
         )
     return table, payload
 
