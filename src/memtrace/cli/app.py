@@ -21,6 +21,15 @@ from ..graph import MemtraceError, Workspace
 from ..progress import progress_bar
 from . import consoles, failures, render
 from .consoles import rule_width
+from .llm_options import (
+    JudgeBaseUrlOption,
+    JudgeModelOption,
+    JudgeOption,
+    LLMLimits,
+    MaxTokensOption,
+    RetriesOption,
+    TimeoutOption,
+)
 from .workspace_arg import (
     CommandLineError,
     WorkspaceAlias,
@@ -219,29 +228,38 @@ def run(
         list[str] | None,
         typer.Option("--set", help="Change a setting, KEY=VALUE (repeatable), e.g. top_k=8."),
     ] = None,
+    timeout: TimeoutOption = None,
+    retries: RetriesOption = None,
+    max_tokens: MaxTokensOption = None,
+    judge: JudgeOption = None,
+    judge_model: JudgeModelOption = None,
+    judge_base_url: JudgeBaseUrlOption = None,
     json_out: JsonOption = None,
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
     """Run memory systems over a dataset: one recorded run per conversation and system."""
-    from .run_cmd import accuracy_table, parse_overrides, run_systems, system_names
+    from .run_cmd import run_command, system_names
 
     workspace = resolve_workspace(workspace_arg, workspace_alias)
-    names = system_names(system)
-    overrides = parse_overrides(set_)
-    client = _llm_client(llm, model, base_url, workspace)
-    results = run_systems(
-        names,
-        dataset,
+    system_names(system)  # an unknown system fails before any client is made
+    limits = LLMLimits(timeout, retries, max_tokens)
+    client = _llm_client(llm, model, base_url, workspace, limits)
+    payload = run_command(
         workspace,
+        system,
+        dataset,
         conversations=conversations,
         questions=questions,
-        llm=client,
+        overrides=set_,
+        client=client,
+        judge=judge,
+        judge_model=judge_model,
+        judge_base_url=judge_base_url,
+        model=model,
+        base_url=base_url,
+        limits=limits,
         console=console,
-        overrides=overrides,
     )
-    table, payload = accuracy_table(results)
-    console.print(table)
-    console.print(f"{len(results)} run(s) recorded into {workspace}")
     write_json(json_out, payload)
 
 
@@ -482,14 +500,12 @@ def bench_faults(
     write_json(json_out, result)
 
 
-def _llm_client(kind: str, model: str | None, base_url: str | None, workspace: Path) -> Any:
-    if kind == "offline":
-        return None
-    if kind != "openai":
-        raise MemtraceError(f"unknown --llm {kind!r} (choose offline or openai)")
-    from ..llm import make_client
+def _llm_client(
+    kind: str, model: str | None, base_url: str | None, workspace: Path, limits: LLMLimits | None = None
+) -> Any:
+    from .llm_options import llm_client
 
-    return make_client("openai", model=model, base_url=base_url, workspace=workspace)
+    return llm_client(kind, model, base_url, workspace, limits)
 
 
 @app.command()

@@ -67,8 +67,12 @@ class BM25Index(GrowingIndex):
             self._stale = True
 
     def fit(self) -> None:
-        """Build the model now rather than at the next search (a snapshot taken after then holds it)."""
-        self._fitted()
+        """Build the model now rather than at the next search (a snapshot taken after then holds it).
+
+        An empty index has nothing to build (bm25s fails on it): a memory that stayed empty is searchable.
+        """
+        if self._documents:
+            self._fitted()
 
     def _fitted(self) -> Any | None:
         """The bm25s model over every document added so far, rebuilt if documents arrived since.
