@@ -177,10 +177,12 @@ def answer_questions(
             id=question.id,
             metadata={"category_raw": question.category_raw},
         )
+        context: list[str] = []  # what the answer step read; empty when answering failed
         try:
             with usage_scope(f"case {question.id}") as usage, mt.op("question", category="query") as op:
                 op.output("question", question.question, category="query")
                 answer = system.answer(question)
+                context = list(answer.context)
                 verdict = judge.judge(
                     question.question,
                     question.answers,
@@ -211,7 +213,7 @@ def answer_questions(
                 score,
                 usage.usage.input_tokens,
                 usage.usage.output_tokens,
-                context=list(answer.context),
+                context=context,
             )
         )
         done += 1
