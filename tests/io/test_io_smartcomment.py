@@ -12,6 +12,7 @@ from smartcomment.runtime import ExecNetwork
 from memtrace.graph import GraphView, Store
 from memtrace.graph.io import export_smartcomment, import_smartcomment, read_smartcomment, write_smartcomment
 from memtrace.graph.io._order import priority_order
+from memtrace.graph.io._sc_values import respell
 
 
 @pytest.fixture
@@ -49,9 +50,16 @@ def test_import_keeps_every_node_operation_and_edge(store, sc_graph, tmp_path):
     assert [(e.source, e.var_id, e.op_id) for e in out_edges] == [
         (e["source_full_node_id"], e["target_full_node_id"], e["op_id"]) for e in data["edges"]
     ]
-    # values come back as the very strings of the file
+    # values are decoded from their repr/JSON spelling, which spells them back to the file's strings
     values = view.values(view.vars.values())
-    assert {_full_id(n): n["value"] for n in data["nodes"]} == values
+    assert values["D1:1@1"] == "Caroline moved to Boston" and values["mem-1@2"] == [
+        "Caroline lives in Boston"
+    ]
+    spelt = {
+        v.id: respell(values[v.id], v.metadata["spelling"]) if "spelling" in v.metadata else values[v.id]
+        for v in view.vars.values()
+    }
+    assert {_full_id(n): n["value"] for n in data["nodes"]} == spelt
     assert run.name == "graph" and run.metadata["smartcomment"]["graph_id"] == "graph-test"
     assert len(run.metadata["smartcomment"]["sessions"]) == len(data["sessions"])
 

@@ -20,6 +20,7 @@ from ..rows import case_from_row, edge_from_row, op_from_row, var_from_row
 from ..store import CASE_COLUMNS, EDGE_COLUMNS, OP_COLUMNS, VAR_COLUMNS, Store
 from ..values import decode_value
 from ._common import compact, format_sc_time, open_text, read_snapshot, stable_id
+from ._sc_deletions import SYNTHETIC
 from ._sc_schema import (
     DELETED,
     NATIVE_FILE,
@@ -36,6 +37,7 @@ from ._sc_schema import (
     session_record,
     with_trigger,
 )
+from ._sc_values import respell
 
 
 class _Sessions:
@@ -165,6 +167,8 @@ def _export_imported(
     nodes = []
     for version in sorted(variables, key=lambda v: (v.metadata.get("index", float("inf")), v.seq)):
         meta = version.metadata
+        if meta.get(SYNTHETIC):  # a deletion the importer derived from a DELETED link: not a node
+            continue
         class_name = meta.get("class_name")
         prefix = f"{class_name}:"
         name = version.name.removeprefix(prefix) if class_name is not None else version.name
@@ -209,8 +213,8 @@ def _export_imported(
     sc_edges = []
     for edge in edges:
         meta = edge.metadata or {}
-        if edge.role != "out" or edge.source is None or "edge_id" not in meta:
-            continue  # input edges are derived on import; they are not smartcomment edges
+        if edge.source is None or "edge_id" not in meta:
+            continue  # derived on import (in-degree-0 inputs, deletions): not smartcomment edges
         record = edge_record(
             edge_id=meta["edge_id"],
             op_id=edge.op_id,
@@ -241,8 +245,12 @@ def _export_imported(
 
 
 def _imported_value(version: VariableVersion, values: Mapping[str, Any]) -> str:
-    """An imported version keeps its own text, even when it is marked deleted."""
+    """An imported version keeps its own text, even when it is marked deleted: decoded values are
+    spelt back as the file spelt them."""
     value = values.get(version.blob) if version.blob else None
+    spelling = version.metadata.get("spelling")
+    if isinstance(spelling, str) and version.blob:
+        return respell(value, spelling)
     return value if isinstance(value, str) else _value_text(version, values)
 
 

@@ -26,8 +26,9 @@ from ..store import Store
 from ..values import encode_value
 from ._common import compact, load_json_file, parse_sc_time, stable_id
 from ._sc_cases import annotation_cases, judged_cases
+from ._sc_deletions import deleted_versions, interleave, marker_deletions, marker_nodes
 from ._sc_export import export_smartcomment, write_smartcomment
-from ._sc_parse import Checker, assign_seqs, memtrace_meta, op_inputs, parse_graph
+from ._sc_parse import Checker, assign_seqs, memtrace_meta, op_inputs, parse_graph, retrieval_reads
 from ._sc_schema import (
     COMPUTED_KEYS,
     DELETED,
@@ -38,6 +39,7 @@ from ._sc_schema import (
     OWNER_KEYS,
     TOP_KEYS,
 )
+from ._sc_values import decode_spelled
 
 __all__ = [
     "ImportedRun",
@@ -107,17 +109,23 @@ def read_smartcomment(
     top_time = _lenient_time(raw.get("created_at"))
     known_times = [t for t in (*g.node_times, *g.op_times, *g.edge_times) if t is not None]
     fallback = top_time if top_time is not None else min(known_times, default=0.0)
-    inputs_of = op_inputs(g)
-    seqs, times = assign_seqs(g, inputs_of, fallback)
+    reads = retrieval_reads(g)
+    inputs_of = op_inputs(g, reads)
+    seqs, times = assign_seqs(g, inputs_of, reads, fallback)
     n_nodes = len(g.nodes)
+    decoded = [_node_value(node) for node in g.nodes]
+    markers = marker_nodes(g, [value for value, _ in decoded])
 
     # -- records ----------------------------------------------------------------------------
     blobs: dict[str, tuple[str, str, bytes]] = {}
     for i, node in enumerate(g.nodes):
         node_id = g.node_ids[i]
-        blob = encode_value(_node_value(node))
+        value, spelling = decoded[i]
+        blob = encode_value(value)
         blobs.setdefault(blob[0], blob)
         category = node.get("category") or "variable"
+        native_deletion = bool(memtrace_meta(node)) and node["value"] == DELETED
+        more = {"class_name": node.get("class_name"), "index": i, "spelling": spelling}
         imported.variables.append(
             VariableVersion(
                 run_id=run_id,
@@ -127,9 +135,9 @@ def read_smartcomment(
                 seq=seqs[i],
                 category=category,
                 blob=blob[0],
-                deleted=category == MEMORY_ENTRY and node["value"] == DELETED,
+                deleted=category == MEMORY_ENTRY and (native_deletion or node_id in markers),
                 created_at=times[i],
-                metadata=_record_metadata(node, NODE_KEYS, raw, class_name=node.get("class_name"), index=i),
+                metadata=_record_metadata(node, NODE_KEYS, raw, **more),
             )
         )
     ends: dict[str, float] = {}
@@ -162,11 +170,18 @@ def read_smartcomment(
         )
     for edge, edge_id in zip(g.edges, g.edge_ids, strict=True):
         meta = _record_metadata(edge, EDGE_KEYS, raw, edge_id=edge_id, category=edge.get("category"))
-        imported.edges.append(
-            Edge(run_id, edge["op_id"], edge["target_full_node_id"], "out", edge["source_full_node_id"], meta)
-        )
+        op_id, target = edge["op_id"], edge["target_full_node_id"]
+        role = "in" if target in reads.get(op_id, ()) else "out"
+        imported.edges.append(Edge(run_id, op_id, target, role, edge["source_full_node_id"], meta))
     for op_id, inputs in inputs_of.items():
-        imported.edges.extend(Edge(run_id, op_id, var_id, "in") for var_id in inputs)
+        imported.edges.extend(
+            Edge(run_id, op_id, var_id, "in") for var_id in inputs if var_id not in reads.get(op_id, ())
+        )
+    added, deleting = deleted_versions(
+        run_id, marker_deletions(g, markers), imported.variables, {op.id: op for op in imported.ops}
+    )
+    imported.variables = interleave(imported.ops, imported.variables, added)
+    imported.edges.extend(deleting)
     imported.blobs = list(blobs.values())
 
     smartcomment = {k: raw.get(k) for k in TOP_KEYS}
@@ -260,12 +275,16 @@ def import_smartcomment(
     return write_imported(store, imported, replace=replace)
 
 
-def _node_value(node: dict[str, Any]) -> Any:
-    """A node's value; JSON text that memtrace itself exported from a structure becomes it again."""
+def _node_value(node: dict[str, Any]) -> tuple[Any, str | None]:
+    """A node's value and its spelling: memtrace's own JSON exports decode as such, foreign text as
+    it was spelt (repr or JSON, see `_sc_values`), plain text as it is."""
     value = node["value"]
-    if memtrace_meta(node).get("json") is True:
+    native = memtrace_meta(node)
+    if native.get("json") is True:
         try:
-            return json.loads(value)
+            return json.loads(value), None
         except ValueError:
-            return value
-    return value
+            return value, None
+    if native:
+        return value, None
+    return decode_spelled(value)
