@@ -159,7 +159,10 @@ def test_memtracebench_annotations_become_cases_and_labels(store, sc_graph, tmp_
     sc_graph["data"]["annotations"] = [annotation, dict(annotation, final_error_type="JudgeError")]
     run = _import(store, sc_graph, tmp_path)
     cases = store.cases(run.id)
-    assert [c.id for c in cases] == [annotation["query_id"], annotation["query_id"] + "#2"]
+    right = next(n for n in sc_graph["data"]["nodes"] if n["value"] == "'What does she like?'")
+    # the annotated failures first, then the question the judge found right
+    assert [c.id for c in cases] == [annotation["query_id"], annotation["query_id"] + "#2", _full_id(right)]
+    assert [c.verdict for c in cases] == ["wrong", "wrong", "correct"]
     assert cases[0].question == "Where did Caroline move?" and cases[0].prediction == "NYC"
     assert cases[0].verdict == "wrong" and cases[0].evidence == ["D1:1@1"]
     assert cases[0].metadata["golden_answers_id"] == "golden_answers:x@1"

@@ -1,7 +1,8 @@
 """Load the MemTraceBench benchmark: `<dir>/<split>/*.json`, one smartcomment graph per file.
 
 Each file becomes one run (system = split name, dataset = the graph's
-`memtracebench_dataset_source`) with its annotations as wrong cases. Every file is validated and
+`memtracebench_dataset_source`, name `<split>/<graph>`: splits reuse conversation names) with its
+annotations as labelled wrong cases and its other judged questions as cases too. Every file is validated and
 written in its own transaction, so a broken file stops the load with a FormatError naming it
 while the runs loaded before it stay complete.
 """
@@ -58,7 +59,9 @@ def load_memtracebench(
     files = memtracebench_files(directory, splits)
     runs: list[Run] = []
     for done, (split, path) in enumerate(files, start=1):
-        runs.append(import_smartcomment(store, path, system=split, id_hint=path.name))
+        runs.append(
+            import_smartcomment(store, path, system=split, id_hint=path.name, name_prefix=f"{split}/")
+        )
         if progress is not None:
             progress(done, len(files), path)
     return runs

@@ -25,7 +25,7 @@ from ..rows import case_row, edge_row, op_row, var_row
 from ..store import Store
 from ..values import encode_value
 from ._common import compact, load_json_file, parse_sc_time, stable_id
-from ._sc_cases import annotation_cases, judged_cases
+from ._sc_cases import annotation_cases, judged_cases, merge_cases
 from ._sc_deletions import deleted_versions, interleave, marker_deletions, marker_nodes
 from ._sc_export import export_smartcomment, write_smartcomment
 from ._sc_parse import Checker, assign_seqs, memtrace_meta, op_inputs, parse_graph, retrieval_reads
@@ -77,11 +77,13 @@ def read_smartcomment(
     name: str | None = None,
     system: str | None = None,
     id_hint: str | None = None,
+    name_prefix: str = "",
 ) -> ImportedRun:
     """Validate a smartcomment export (a path or the parsed dict) and map it to memtrace records.
 
     The run id is stable: derived from graph_id, the MemTraceBench file name (or `id_hint`) and
     the system, so importing the same graph again replaces it instead of duplicating it.
+    `name_prefix` qualifies the default name (a benchmark split: `mem0/conv-h01`).
     """
     path = "<dict>" if isinstance(source, Mapping) else str(source)
     raw = source if isinstance(source, Mapping) else load_json_file(source)
@@ -100,11 +102,12 @@ def read_smartcomment(
     g = parse_graph(data, check, run_id)
 
     imported = ImportedRun(run=Run(id=run_id, name=""))
+    by_id = {node_id: g.nodes[i] for node_id, i in g.node_index.items()}
+    judged = judged_cases(run_id, by_id, g.full_names, g.operations, g.edges_by_op)
+    labelled: list[Case] = []
     if annotations:
-        imported.cases, imported.annotations = annotation_cases(run_id, annotations, path)
-    else:
-        by_id = {node_id: g.nodes[i] for node_id, i in g.node_index.items()}
-        imported.cases = judged_cases(run_id, by_id, g.full_names, g.operations, g.edges_by_op)
+        labelled, imported.annotations = annotation_cases(run_id, annotations, path, g.node_index)
+    imported.cases = merge_cases(labelled, judged)
 
     top_time = _lenient_time(raw.get("created_at"))
     known_times = [t for t in (*g.node_times, *g.op_times, *g.edge_times) if t is not None]
@@ -193,7 +196,7 @@ def read_smartcomment(
     mtb_source = graph_meta.get("memtracebench_dataset_source")
     imported.run = Run(
         id=run_id,
-        name=name or _default_name(graph_meta, mtb_file, source, graph_id),
+        name=name or name_prefix + _default_name(graph_meta, mtb_file, source, graph_id),
         system=system,
         dataset=mtb_source if isinstance(mtb_source, str) else None,
         conversation=Path(mtb_file).stem if mtb_file else None,
@@ -269,9 +272,10 @@ def import_smartcomment(
     system: str | None = None,
     replace: bool = True,
     id_hint: str | None = None,
+    name_prefix: str = "",
 ) -> Run:
     """Import one smartcomment graph file as a run: validated first, then written atomically."""
-    imported = read_smartcomment(path, name=name, system=system, id_hint=id_hint)
+    imported = read_smartcomment(path, name=name, system=system, id_hint=id_hint, name_prefix=name_prefix)
     return write_imported(store, imported, replace=replace)
 
 
