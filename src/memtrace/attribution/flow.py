@@ -342,16 +342,26 @@ def _loss_of(
     marker = _deleted_by_marker(graph, kept, before) if markers else None
     if last + 1 < len(versions):
         nxt = versions[last + 1]
-        producers = graph.producers(nxt.id)
-        if not producers:
+        op = _producer_of(graph, nxt)
+        if op is None:
             return None
-        op = producers[-1]
         deleted = nxt.deleted or op.category == "deletion"
         after = None if deleted else graph.value(nxt.id)
         return Loss(unit, kept, op, "DeletionError" if deleted else "UpdateError", after)
     if marker is not None:
         return Loss(unit, kept, marker, "DeletionError", None)
     return None
+
+
+def _producer_of(graph: GraphQueries, version: VariableVersion) -> Operation | None:
+    """The operation that wrote a memory version: its earliest writer that is not a retrieval.
+
+    A search that returns a memory can look like one more writer of it (foreign graphs link the
+    query to what it found); the change that made the version happened before, in construction.
+    """
+    producers = graph.producers(version.id)
+    writers = [op for op in producers if op.category != "retrieval"]
+    return (writers or producers)[0] if producers else None
 
 
 def _quote(text: str, width: int = 90) -> str:
