@@ -3,7 +3,7 @@
 This package imports nothing else of memtrace; every other layer builds on it.
 """
 
-from .errors import FormatError, MemtraceError, NotFoundError, WorkspaceError
+from .errors import AmbiguousRunError, FormatError, MemtraceError, NotFoundError, WorkspaceError
 from .model import (
     MEMORY_ENTRY,
     Case,
@@ -22,6 +22,7 @@ from .workspace import Workspace, open_workspace
 
 __all__ = [
     "MEMORY_ENTRY",
+    "AmbiguousRunError",
     "Case",
     "Edge",
     "FormatError",
