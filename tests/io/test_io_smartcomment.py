@@ -9,10 +9,11 @@ import pytest
 from iohelpers import NATIVE_RUN_ID, fresh_graph, write_native_run
 from smartcomment.runtime import ExecNetwork
 
-from memtrace.graph import GraphView, Store
+from memtrace.graph import Case, GraphView, Store
 from memtrace.graph.io import export_smartcomment, import_smartcomment, read_smartcomment, write_smartcomment
 from memtrace.graph.io._order import priority_order
 from memtrace.graph.io._sc_values import respell
+from memtrace.graph.rows import case_row
 
 
 @pytest.fixture
@@ -217,3 +218,29 @@ def test_priority_order_breaks_cycles_instead_of_failing():
     assert priority_order(priority, [(0, 1)]) == [0, 1, 3, 2]
     # 0 -> 1 -> 2 -> 0 is a cycle: once nothing else is ready the earliest blocked record (1) is released
     assert priority_order(priority, [(0, 1), (1, 2), (2, 0)]) == [3, 1, 2, 0]
+
+
+def test_native_export_then_import_keeps_system_and_cases(store, tmp_path):
+    write_native_run(store)
+    case = Case(
+        NATIVE_RUN_ID,
+        "q-1",
+        "Where did Caroline move?",
+        gold=["Boston"],
+        prediction="Boston",
+        prediction_var="prediction@1",
+        verdict="correct",
+        score=1.0,
+        evidence=["D1:1"],
+        category="1",
+        metadata={"note": "kept"},
+    )
+    store.write_batch(cases=[case_row(case)])
+    path = tmp_path / "native.json"
+    write_smartcomment(store, NATIVE_RUN_ID, path)
+    other = Store(tmp_path / "other")
+    run = import_smartcomment(other, path)
+    assert (run.name, run.system, run.dataset) == ("conv-native", "mem0", "locomo")
+    (again,) = other.cases(run.id)
+    assert again == Case(**{**{f: getattr(case, f) for f in case.__slots__}, "run_id": run.id})
+    other.close()

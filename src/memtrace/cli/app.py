@@ -108,7 +108,8 @@ def export(
         raise MemtraceError(f"unknown export format {format!r} (choose smartcomment or jsonl)")
     with Workspace(workspace) as ws:
         record = ws.run(run)
-        target = out or Path(f"{record.name}.{'json' if format == 'smartcomment' else 'jsonl'}")
+        stem = record.name.replace("/", "_")  # split-qualified names (mem0/conv-h01) are not folders
+        target = out or Path(f"{stem}.{'json' if format == 'smartcomment' else 'jsonl'}")
         if format == "smartcomment":
             write_smartcomment(ws.store, record.id, target)
         else:

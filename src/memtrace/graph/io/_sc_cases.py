@@ -174,3 +174,45 @@ def merge_cases(labelled: list[Case], judged: list[Case]) -> list[Case]:
         case.category = case.category or match.category
         case.metadata.setdefault("judge_op", match.metadata.get("judge_op"))
     return [*labelled, *(c for c in judged if c.metadata.get(QUERY_VAR) not in covered)]
+
+
+_CASE_FIELDS = (
+    "id",
+    "question",
+    "gold",
+    "prediction",
+    "prediction_var",
+    "verdict",
+    "score",
+    "evidence",
+    "category",
+    "metadata",
+)
+
+
+def case_record(case: Case) -> dict[str, Any]:
+    """A native case as JSON for the exported graph's `metadata.memtrace.cases`."""
+    return {key: getattr(case, key) for key in _CASE_FIELDS}
+
+
+def native_cases(run_id: str, records: Any, path: str) -> list[Case]:
+    """The cases memtrace wrote into its own export (`metadata.memtrace.cases`), validated."""
+    if not isinstance(records, list):
+        raise FormatError(path, f"metadata.memtrace.cases: must be a list, not {type(records).__name__}")
+    cases = []
+    for i, raw in enumerate(records):
+        where = f"metadata.memtrace.cases[{i}]"
+        if not isinstance(raw, dict):
+            raise FormatError(path, f"{where}: must be an object, not {type(raw).__name__}")
+        _check(raw.get("id"), (str,), where, "id", path, True)
+        _check(raw.get("question"), (str,), where, "question", path, True)
+        for key, types in (("gold", (list,)), ("evidence", (list,)), ("metadata", (dict,))):
+            _check(raw.get(key), types, where, key, path, False)
+        _check(raw.get("score"), (int, float), where, "score", path, False)
+        for key in ("prediction", "prediction_var", "verdict", "category"):
+            _check(raw.get(key), (str,), where, key, path, False)
+        fields = {key: raw.get(key) for key in _CASE_FIELDS}
+        for key, empty in (("gold", []), ("evidence", []), ("metadata", {})):
+            fields[key] = fields[key] if fields[key] is not None else empty
+        cases.append(Case(run_id=run_id, **fields))
+    return cases

@@ -4,7 +4,8 @@ An imported run (it carries `metadata["smartcomment"]`) is reproduced record for
 node, edge, operation and session ids, same values and time stamps. A run recorded by memtrace
 has no variable->variable edges, so each operation gets smartcomment's own shape: the cross
 product of its inputs and outputs, with the `COMMENT:NONE@1` placeholder standing in for a
-missing side. Native seqs travel in `metadata.memtrace.seq` so a re-import keeps the order.
+missing side. Native seqs travel in `metadata.memtrace.seq` so a re-import keeps the order; the
+run's name, system and cases travel in the graph's `metadata.memtrace`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..rows import case_from_row, edge_from_row, op_from_row, var_from_row
 from ..store import CASE_COLUMNS, EDGE_COLUMNS, OP_COLUMNS, VAR_COLUMNS, Store
 from ..values import decode_value
 from ._common import compact, format_sc_time, open_text, read_snapshot, stable_id
+from ._sc_cases import case_record
 from ._sc_deletions import SYNTHETIC
 from ._sc_schema import (
     DELETED,
@@ -123,15 +125,13 @@ def export_smartcomment(store: Store, run_id: str) -> dict[str, Any]:
     run = store.run(run_id)
     with read_snapshot(store) as conn:
         ops, variables, edges, values = _load(conn, run.id)
+        cases = [
+            case_from_row(r)
+            for r in conn.execute(f"SELECT {CASE_COLUMNS} FROM cases WHERE run=? ORDER BY rowid", (run.id,))
+        ]
         if isinstance(run.metadata.get("smartcomment"), dict):
-            cases = [
-                case_from_row(r)
-                for r in conn.execute(
-                    f"SELECT {CASE_COLUMNS} FROM cases WHERE run=? ORDER BY rowid", (run.id,)
-                )
-            ]
             return _export_imported(run, ops, variables, edges, values, cases)
-        return _export_native(run, ops, variables, edges, values)
+        return _export_native(run, ops, variables, edges, values, cases)
 
 
 def write_smartcomment(store: Store, run_id: str, path: str | Path) -> dict[str, int]:
@@ -283,6 +283,7 @@ def _export_native(
     variables: list[VariableVersion],
     edges: list[Edge],
     values: Mapping[str, Any],
+    cases: list[Case],
 ) -> dict[str, Any]:
     created = format_sc_time(run.created_at)
     owners = {"graph_id": run.id, "user_id": None, "project_id": None}
@@ -386,6 +387,7 @@ def _export_native(
             "system": run.system,
             "dataset": run.dataset,
             "conversation": run.conversation,
+            "cases": [case_record(c) for c in cases],
         }
     )
     top = {k: None for k in TOP_KEYS}

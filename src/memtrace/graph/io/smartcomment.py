@@ -25,7 +25,7 @@ from ..rows import case_row, edge_row, op_row, var_row
 from ..store import Store
 from ..values import encode_value
 from ._common import compact, load_json_file, parse_sc_time, stable_id
-from ._sc_cases import annotation_cases, judged_cases, merge_cases
+from ._sc_cases import annotation_cases, judged_cases, merge_cases, native_cases
 from ._sc_deletions import deleted_versions, interleave, marker_deletions, marker_nodes
 from ._sc_export import export_smartcomment, write_smartcomment
 from ._sc_parse import Checker, assign_seqs, memtrace_meta, op_inputs, parse_graph, retrieval_reads
@@ -108,6 +108,9 @@ def read_smartcomment(
     if annotations:
         labelled, imported.annotations = annotation_cases(run_id, annotations, path, g.node_index)
     imported.cases = merge_cases(labelled, judged)
+    native = graph_meta.get("memtrace") if isinstance(graph_meta.get("memtrace"), dict) else {}
+    if native.get("cases") is not None:  # memtrace's own export: its cases, not re-derived ones
+        imported.cases = native_cases(run_id, native["cases"], path)
 
     top_time = _lenient_time(raw.get("created_at"))
     known_times = [t for t in (*g.node_times, *g.op_times, *g.edge_times) if t is not None]
@@ -197,9 +200,9 @@ def read_smartcomment(
     imported.run = Run(
         id=run_id,
         name=name or name_prefix + _default_name(graph_meta, mtb_file, source, graph_id),
-        system=system,
-        dataset=mtb_source if isinstance(mtb_source, str) else None,
-        conversation=Path(mtb_file).stem if mtb_file else None,
+        system=system or _text(native.get("system")),
+        dataset=mtb_source if isinstance(mtb_source, str) else _text(native.get("dataset")),
+        conversation=Path(mtb_file).stem if mtb_file else _text(native.get("conversation")),
         status=RUN_COMPLETE,
         metadata=compact(
             {"smartcomment": smartcomment, "source": compact({"format": "smartcomment", "file": source_name})}
@@ -208,6 +211,10 @@ def read_smartcomment(
         finished_at=max(known_times, default=None),
     )
     return imported
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _lenient_time(text: Any) -> float | None:
