@@ -68,7 +68,8 @@ def test_a_link_to_the_shared_deleted_node_deletes_the_entry(store, tmp_path):
         assert marker in {v.id for v in view.outputs(op_id)}
     live = view.memory_state_at()
     assert "mem-3" not in live and "mem-5" not in live and "mem-4" in live
-    assert view.var(marker).name not in live  # the marker is not a memory unit
+    assert view.var(marker).name not in view.memory_units()  # the marker is not a memory unit
+    assert view.var(marker).category == "deletion_marker" and not view.var(marker).deleted
     # before the deletion the unit was live
     assert "mem-3" in view.memory_state_at(view.op(recorded.ops["update D2:1"]).seq - 1)
 

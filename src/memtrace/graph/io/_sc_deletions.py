@@ -3,7 +3,7 @@
 memtrace models a deletion as a new, deleted version of the unit written by the deleting operation;
 that is what `memory_state_at`, `inspect` and the attributors read. The importer therefore adds such
 a version for every entry linked to the marker (kept out of the export, which stays the file), and
-marks the marker itself deleted so it never shows up as a live memory unit.
+files the marker under its own category so it never shows up as a memory unit.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from ._sc_schema import DELETED
 
 #: Metadata key of the versions the importer adds (the exporter leaves them out).
 SYNTHETIC = "synthetic"
+#: The category a DELETED marker is filed under; the file's own category is kept in FILE_CATEGORY.
+MARKER_CATEGORY = "deletion_marker"
+FILE_CATEGORY = "file_category"
 
 
 def marker_nodes(g: ParsedGraph, values: Sequence[Any]) -> set[str]:

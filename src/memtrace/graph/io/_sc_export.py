@@ -22,7 +22,7 @@ from ..store import CASE_COLUMNS, EDGE_COLUMNS, OP_COLUMNS, VAR_COLUMNS, Store
 from ..values import decode_value
 from ._common import compact, format_sc_time, open_text, read_snapshot, stable_id
 from ._sc_cases import case_record
-from ._sc_deletions import SYNTHETIC
+from ._sc_deletions import FILE_CATEGORY, SYNTHETIC
 from ._sc_schema import (
     DELETED,
     NATIVE_FILE,
@@ -176,7 +176,7 @@ def _export_imported(
             name=name,
             version=version.version,
             value=_imported_value(version, values),
-            category=version.category,
+            category=meta.get(FILE_CATEGORY, version.category),
             class_name=class_name,
             session_id=sessions.ensure(meta.get("session_id")),
             created_at=meta.get("created_at") or format_sc_time(version.created_at),

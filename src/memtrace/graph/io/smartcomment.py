@@ -26,7 +26,14 @@ from ..store import Store
 from ..values import encode_value
 from ._common import compact, load_json_file, parse_sc_time, stable_id
 from ._sc_cases import annotation_cases, judged_cases, merge_cases, native_cases
-from ._sc_deletions import deleted_versions, interleave, marker_deletions, marker_nodes
+from ._sc_deletions import (
+    FILE_CATEGORY,
+    MARKER_CATEGORY,
+    deleted_versions,
+    interleave,
+    marker_deletions,
+    marker_nodes,
+)
 from ._sc_export import export_smartcomment, write_smartcomment
 from ._sc_parse import Checker, assign_seqs, memtrace_meta, op_inputs, parse_graph, retrieval_reads
 from ._sc_schema import (
@@ -132,6 +139,8 @@ def read_smartcomment(
         category = node.get("category") or "variable"
         native_deletion = bool(memtrace_meta(node)) and node["value"] == DELETED
         more = {"class_name": node.get("class_name"), "index": i, "spelling": spelling}
+        if node_id in markers:  # not a memory unit, whatever the file calls it
+            more[FILE_CATEGORY], category = node.get("category"), MARKER_CATEGORY
         imported.variables.append(
             VariableVersion(
                 run_id=run_id,
@@ -141,7 +150,7 @@ def read_smartcomment(
                 seq=seqs[i],
                 category=category,
                 blob=blob[0],
-                deleted=category == MEMORY_ENTRY and (native_deletion or node_id in markers),
+                deleted=category == MEMORY_ENTRY and native_deletion,
                 created_at=times[i],
                 metadata=_record_metadata(node, NODE_KEYS, raw, **more),
             )
