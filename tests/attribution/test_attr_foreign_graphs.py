@@ -13,6 +13,7 @@ import pytest
 from memtrace.attribution import FlowMethod
 from memtrace.attribution.anatomy import case_anatomy
 from memtrace.attribution.baselines import LastOpMethod, RandomMethod
+from memtrace.attribution.support import value_words
 from memtrace.graph import Edge, GraphView, Store
 from memtrace.graph.io import read_smartcomment, write_imported
 
@@ -113,3 +114,16 @@ def test_baselines_find_evaluation_category_answer_steps(store):
     answered = [p for p in picks if p.op_id == answer_op.id]
     assert answered and {p.error_type for p in answered} == {"ResponseError"}
     assert all(view.op(p.op_id).seq <= answer_op.seq for p in picks)
+
+
+def test_json_text_values_are_scored_part_by_part(store):
+    """A RAG chunk is JSON text with escaped newlines: decoded, each message line is its own part,
+    tagged with its message id, so the scorer reads the evidence line and not the whole chunk."""
+    recorded = _recorded()["rag"][0]
+    view = _load(store, recorded)
+    parts = value_words(view.value("doc-2@1"))
+    assert len(parts) == 2
+    assert [sorted(w for w in p if w.startswith("@")) for p in parts] == [["@D1:3"], ["@D1:4"]]
+    window = _load(store, _recorded()["long_context"][0])
+    latest = window.versions("memory")[-1]
+    assert len(value_words(window.value(latest.id))) == 5  # the list of five kept messages

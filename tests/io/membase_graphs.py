@@ -428,7 +428,6 @@ def record_rag(
     """
     recorded = Recorded({})
     documents: dict[str, str] = {}
-    doc_of: dict[str, str] = {}
     buffer: list[str] = []
 
     def doc_item(doc_id: str) -> Item:
@@ -449,7 +448,7 @@ def record_rag(
                     buffer.append(f"[{name}] {text}")
                 if i % 2 == 1:
                     doc_id = f"doc-{i // 2 + 1}"
-                    kept = [line for line in buffer if line[1:].split("]")[0] not in dropped]
+                    kept = [line for line in buffer if _label(line) not in dropped]
                     documents[doc_id] = "\n".join(kept)
                     op = comment_op(
                         op_name="memory_system.add",
@@ -459,8 +458,7 @@ def record_rag(
                     )
                     assert op is not None
                     for line in buffer:
-                        doc_of[line[1:].split("]")[0]] = doc_id
-                        recorded.ops[f"add {line[1:].split(']')[0]}"] = op.op_id
+                        recorded.ops[f"add {_label(line)}"] = op.op_id
                     with comment_mutation(
                         target=buffer,
                         id_strategy=stable("message_buffer"),
@@ -520,14 +518,113 @@ RAG_QUESTIONS = [
 ]
 
 
+# -- long context -------------------------------------------------------------------------------
+
+
+def record_long_context(
+    graph_id: str, messages: list[tuple[str, str]], window: int, questions: list[Question]
+) -> Recorded:
+    """A long-context run: one memory unit mutated per message, trimming its oldest messages inside
+    the same operation once it holds more than `window`; retrieve re-emits the whole unit."""
+    recorded = Recorded({})
+    memory: list[str] = []
+
+    def unit() -> Item:
+        return (memory, {"id_strategy": stable("memory"), "category": "memory_entry"})
+
+    with comment_graph(graph_id=graph_id, metadata={"memtracebench_dataset_source": "locomo"}) as graph:
+        with comment_session(session_name="construction"):
+            for name, text in messages:
+                trimmed: list[str] = []
+                with comment_mutation(
+                    target=memory,
+                    id_strategy=stable("memory"),
+                    category="memory_entry",
+                    inputs=[_message(name, text)],
+                    mutation_name="memory_system.memory_update",
+                    mutation_category="update",
+                ):
+                    memory.append(f"[{name}] {text}")
+                    while len(memory) > window:
+                        trimmed.append(memory.pop(0))
+                for line in trimmed:
+                    recorded.ops[f"trim {_label(line)}"] = _last_op_id("memory_system.memory_update")
+        with comment_session(session_name="search"):
+            for q in questions:
+                with comment_op_scope(op_name="memory_system.retrieve", category="retrieval"):
+                    comment_op(inputs=[_query(q)], outputs=[unit()])
+                    recorded.ops[f"search {q.text}"] = _open_op()
+                recorded.ops[f"answer {q.text}"] = _answer(q, [unit()])
+                recorded.queries[q.text] = _node_id("query", repr(q.text))
+                recorded.predictions[q.text] = _node_id("prediction", repr(q.prediction))
+        with comment_session(session_name="evaluation"):
+            for q in questions:
+                _judge(q)
+        exported = graph.export_graph()
+    return _finish(recorded, exported, questions)
+
+
+def _label(line: str) -> str:
+    """The message name a `[D1:3] text` line is tagged with."""
+    return line[1:].split("]")[0]
+
+
+def _last_op_id(op_name: str) -> str:
+    graph = current_graph()
+    assert graph is not None
+    return [op.op_id for op in graph.get_all_operations() if op.op_name == op_name][-1]
+
+
+LONG_CONTEXT_MESSAGES = [
+    ("D1:1", "Nate: I got a turtle called Shelly for my birthday."),
+    ("D1:2", "Joanna: I am writing a screenplay about a haunted lighthouse."),
+    ("D1:3", "Nate: My favourite game right now is Xenoblade."),
+    ("D1:4", "Joanna: I moved my writing desk next to the window."),
+    ("D1:5", "Nate: I won my first regional gaming tournament last weekend."),
+    ("D1:6", "Joanna: My screenplay got accepted into a film festival in Austin."),
+    ("D1:7", "Nate: I dyed my hair purple for the tournament."),
+]
+
+LONG_CONTEXT_QUESTIONS = [
+    Question("What is the name of Nate's turtle?", ["Shelly"], ["D1:1"], [], IDK, "UpdateError", "trim D1:1"),
+    Question(
+        "What is Joanna's screenplay about?",
+        ["a haunted lighthouse"],
+        ["D1:2"],
+        [],
+        IDK,
+        "UpdateError",
+        "trim D1:2",
+    ),
+    Question("What colour did Nate dye his hair?", ["purple"], ["D1:7"], [], "Blue.", "ResponseError"),
+    Question(
+        "Where is the film festival that accepted Joanna's screenplay?",
+        ["Austin"],
+        ["D1:6"],
+        [],
+        "Austin.",
+        None,
+    ),
+    Question(
+        "What did Nate win last weekend?",
+        ["regional gaming tournament"],
+        ["D1:5"],
+        [],
+        "A raffle.",
+        "ResponseError",
+    ),
+]
+
+
 def membase_graphs() -> dict[str, list[Recorded]]:
-    """The fixture set by split: two Mem0 conversations and one RAG conversation."""
+    """The fixture set by split: two Mem0 conversations, one RAG and one long-context conversation."""
     return {
         "mem0": [
             record_mem0("conv-h01", MEM0_A_STEPS, MEM0_A_QUESTIONS),
             record_mem0("conv-h02", MEM0_B_STEPS, MEM0_B_QUESTIONS),
         ],
         "rag": [record_rag("conv-h01", RAG_MESSAGES, {"D1:5"}, RAG_QUESTIONS)],
+        "long_context": [record_long_context("conv-h01", LONG_CONTEXT_MESSAGES, 5, LONG_CONTEXT_QUESTIONS)],
     }
 
 
