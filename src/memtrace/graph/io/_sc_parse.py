@@ -163,8 +163,8 @@ def retrieval_reads(g: ParsedGraph) -> dict[str, set[str]]:
     """Per retrieval operation, the nodes it re-emitted: they were read, not written, by it.
 
     MemBase's search links the query straight to the memory entries it returns, so in the file a
-    search looks like the writer of every memory it found. A target written by another operation,
-    or any memory entry, is read by a retrieval step; everything else it links to is its output.
+    search looks like the writer of every memory it found. A memory entry, or a target some
+    non-retrieval operation writes, is read by a retrieval step; everything else is its output.
     """
     categories = {op["op_id"]: op.get("category") for op in g.operations}
     written_by: dict[str, set[str]] = {}
@@ -179,7 +179,8 @@ def retrieval_reads(g: ParsedGraph) -> dict[str, set[str]]:
             node = g.nodes[g.node_index[target]]
             if source == NONE_NODE or target == NONE_NODE or seq_hint(node) is not None:
                 continue
-            if node.get("category") == MEMORY_ENTRY or written_by[target] - {op_id}:
+            others = written_by[target] - {op_id}
+            if node.get("category") == MEMORY_ENTRY or any(categories.get(o) != RETRIEVAL for o in others):
                 reads.setdefault(op_id, set()).add(target)
     return reads
 
