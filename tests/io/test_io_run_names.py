@@ -23,10 +23,15 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_benchmark_runs_get_unique_split_qualified_names(tmp_path, bench):
-    """Both splits hold a graph called conv-h01: each run is named after its split too."""
+    """Three splits hold a graph called conv-h01: each run is named after its split too."""
     ws = mt.open(tmp_path / "ws", create=True)
     runs = load_memtracebench(ws.store, bench)
-    assert sorted(r.name for r in runs) == ["mem0/conv-h01", "mem0/conv-h02", "rag/conv-h01"]
+    assert sorted(r.name for r in runs) == [
+        "long_context/conv-h01",
+        "mem0/conv-h01",
+        "mem0/conv-h02",
+        "rag/conv-h01",
+    ]
     assert ws.graph("rag/conv-h01").run.system == "rag"
     with pytest.raises(NotFoundError, match="conv-h01"):
         ws.graph("conv-h01")
