@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from membase_graphs import IDK, Recorded, membase_graphs
+from membase_graphs import DELETED, IDK, Recorded, membase_graphs, stable
+from smartcomment import comment_graph, comment_op, comment_session
 from smartcomment.runtime import ExecNetwork
 
 from memtrace.graph import GraphView, Store
@@ -141,3 +142,20 @@ def test_every_judged_question_of_an_annotated_graph_is_a_case(store, tmp_path):
     assert {c.metadata["query_var"] for c in cases} == set(recorded.queries.values())
     shared = [c for c in cases if c.prediction == IDK]
     assert len(shared) == 2 and len({c.prediction_var for c in shared}) == 1  # one shared prediction node
+
+
+def test_a_unit_version_written_as_deleted_is_that_unit_deleted(store, tmp_path):
+    """Not every DELETED node is the shared marker: a unit whose next version is DELETED was deleted
+    in place, and stays a memory unit (its versions must not read as live)."""
+    with comment_graph(graph_id="in-place") as graph:
+        with comment_session(session_name="construction"):
+            entry = ("Caroline likes tea", {"id_strategy": stable("mem-9"), "category": "memory_entry"})
+            comment_op(op_name="add", category="update", inputs=[], outputs=[entry])
+            gone = (DELETED, {"id_strategy": stable("mem-9"), "category": "memory_entry"})
+            comment_op(op_name="forget", category="deletion", inputs=[entry], outputs=[gone])
+        exported = graph.export_graph()
+    view = _view(store, tmp_path, Recorded(exported))
+    assert [e.change for e in view.lifecycle("mem-9")] == ["create", "delete"]
+    assert view.var("mem-9@2").category == "memory_entry"
+    assert "mem-9" not in view.memory_state_at()
+    assert export_smartcomment(store, view.run.id) == exported

@@ -22,11 +22,18 @@ MARKER_CATEGORY = "deletion_marker"
 FILE_CATEGORY = "file_category"
 
 
-def marker_nodes(g: ParsedGraph, values: Sequence[Any]) -> set[str]:
-    """Ids of the nodes that stand for "deleted": value DELETED once unquoted, in a foreign graph."""
-    return {
+def deletion_nodes(g: ParsedGraph, values: Sequence[Any]) -> tuple[set[str], set[str]]:
+    """Nodes valued DELETED once unquoted, in a foreign graph: (shared markers, deleted versions).
+
+    A DELETED node whose name also has live versions is that unit's deleted version (a mutation
+    to DELETED); one without is a marker that entries are linked to.
+    """
+    deleted = {
         g.node_ids[i] for i, value in enumerate(values) if value == DELETED and not memtrace_meta(g.nodes[i])
     }
+    live_names = {g.full_names[node_id] for node_id in g.node_ids if node_id not in deleted}
+    versions = {node_id for node_id in deleted if g.full_names[node_id] in live_names}
+    return deleted - versions, versions
 
 
 def marker_deletions(g: ParsedGraph, markers: set[str]) -> list[tuple[str, str]]:

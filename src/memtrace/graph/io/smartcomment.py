@@ -30,9 +30,9 @@ from ._sc_deletions import (
     FILE_CATEGORY,
     MARKER_CATEGORY,
     deleted_versions,
+    deletion_nodes,
     interleave,
     marker_deletions,
-    marker_nodes,
 )
 from ._sc_export import export_smartcomment, write_smartcomment
 from ._sc_parse import Checker, assign_seqs, memtrace_meta, op_inputs, parse_graph, retrieval_reads
@@ -127,7 +127,7 @@ def read_smartcomment(
     seqs, times = assign_seqs(g, inputs_of, reads, fallback)
     n_nodes = len(g.nodes)
     decoded = [_node_value(node) for node in g.nodes]
-    markers = marker_nodes(g, [value for value, _ in decoded])
+    markers, deleted_in_place = deletion_nodes(g, [value for value, _ in decoded])
 
     # -- records ----------------------------------------------------------------------------
     blobs: dict[str, tuple[str, str, bytes]] = {}
@@ -137,7 +137,7 @@ def read_smartcomment(
         blob = encode_value(value)
         blobs.setdefault(blob[0], blob)
         category = node.get("category") or "variable"
-        native_deletion = bool(memtrace_meta(node)) and node["value"] == DELETED
+        is_deletion = node_id in deleted_in_place or (bool(memtrace_meta(node)) and node["value"] == DELETED)
         more = {"class_name": node.get("class_name"), "index": i, "spelling": spelling}
         if node_id in markers:  # not a memory unit, whatever the file calls it
             more[FILE_CATEGORY], category = node.get("category"), MARKER_CATEGORY
@@ -150,7 +150,7 @@ def read_smartcomment(
                 seq=seqs[i],
                 category=category,
                 blob=blob[0],
-                deleted=category == MEMORY_ENTRY and native_deletion,
+                deleted=category == MEMORY_ENTRY and is_deletion,
                 created_at=times[i],
                 metadata=_record_metadata(node, NODE_KEYS, raw, **more),
             )
