@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -159,3 +162,27 @@ def test_a_unit_version_written_as_deleted_is_that_unit_deleted(store, tmp_path)
     assert view.var("mem-9@2").category == "memory_entry"
     assert "mem-9" not in view.memory_state_at()
     assert export_smartcomment(store, view.run.id) == exported
+
+
+def test_inspect_shows_entries_deleted_by_the_marker_as_deleted(tmp_path):
+    recorded = _copy("mem0", 1)
+    path = tmp_path / "conv-h02.json"
+    path.write_text(json.dumps(recorded.graph))
+    memtrace = Path(sys.executable).with_name("memtrace")
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    for args in (
+        ("import", path, "-w", tmp_path / "ws"),
+        ("inspect", tmp_path / "ws", "conv-h02", "--json", tmp_path / "i.json"),
+    ):
+        subprocess.run(
+            [str(memtrace), *map(str, args)], check=True, capture_output=True, env=env, timeout=120
+        )
+    units = {u["unit"]: u for u in json.loads((tmp_path / "i.json").read_text())["memory_units"]}
+    assert {name: u["state"] for name, u in units.items()} == {
+        "mem-1": "live",
+        "mem-2": "live",
+        "mem-3": "deleted",
+        "mem-4": "live",
+        "mem-5": "deleted",
+    }
+    assert units["mem-3"]["lifecycle"] == ["create", "delete"]
