@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import sys
@@ -67,6 +68,9 @@ def test_the_answer_step_is_the_one_that_read_the_case_query_not_the_last_writer
     assert anatomy.answer_op.category == "evaluation"
     assert anatomy.retrieval_op is not None and anatomy.retrieval_op.id == recorded.ops[f"search {first}"]
     assert [v.id for v in anatomy.context_vars] == ["mem-1@1"]
+    # a case that does not know its query node (an annotation naming none) finds it by its question
+    unknown = dataclasses.replace(case, metadata={})
+    assert case_anatomy(view, unknown).answer_op == anatomy.answer_op
 
 
 def test_the_retrieval_step_is_the_search_that_read_the_query(store):

@@ -31,8 +31,8 @@ class CaseAnatomy:
 
 def case_anatomy(graph: GraphQueries, case: Case) -> CaseAnatomy:
     """Locate the answer and retrieval operations of a case and the seq its question stage began."""
-    query_var = case.metadata.get(QUERY_VAR)
-    if isinstance(query_var, str) and graph.has_var(query_var):
+    query_var = _query_of(graph, case)
+    if query_var is not None:
         found = _anatomy_from_query(graph, case, query_var)
         if found is not None:
             return found
@@ -50,6 +50,26 @@ def case_anatomy(graph: GraphQueries, case: Case) -> CaseAnatomy:
     context = [v for v in inputs if v.category in _CONTEXT_CATEGORIES]
     retrieval = _retrieval_of(graph, answer_op, context)
     return CaseAnatomy(answer_op, retrieval, context, _question_start(graph, answer_op, retrieval))
+
+
+def _query_of(graph: GraphQueries, case: Case) -> str | None:
+    """The case's query node: as imported, else the query holding its question that one of several
+    writers of its (shared) prediction read. None when the prediction alone tells the answer step."""
+    known = case.metadata.get(QUERY_VAR)
+    if isinstance(known, str) and graph.has_var(known):
+        return known
+    if not case.prediction_var or not graph.has_var(case.prediction_var):
+        return None
+    writers = graph.producers(case.prediction_var)
+    if len(writers) < 2:
+        return None
+    for op in writers:
+        asked = [v for v in graph.inputs(op.id) if "query" in v.category]
+        values = graph.values(asked)
+        match = next((v.id for v in asked if values[v.id] == case.question), None)
+        if match is not None:
+            return match
+    return None
 
 
 def _anatomy_from_query(graph: GraphQueries, case: Case, query_var: str) -> CaseAnatomy | None:
