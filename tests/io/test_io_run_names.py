@@ -12,7 +12,7 @@ from membase_graphs import write_membase_bench
 
 import memtrace as mt
 from memtrace.graph import AmbiguousRunError, NotFoundError
-from memtrace.graph.io import import_smartcomment, load_memtracebench
+from memtrace.graph.io import import_smartcomment, load_memtracebench, write_smartcomment
 
 MEMTRACE = Path(sys.executable).with_name("memtrace")
 
@@ -70,3 +70,18 @@ def test_the_cli_refuses_an_ambiguous_export_in_one_line(tmp_path, bench):
     assert result.returncode == 1 and not out.exists()
     (line,) = result.stderr.strip().splitlines()
     assert "ambiguous" in line and "system a" in line and "system b" in line
+
+
+def test_an_imported_benchmark_run_exported_and_imported_again_keeps_name_system_and_cases(tmp_path, bench):
+    ws = mt.open(tmp_path / "ws", create=True)
+    load_memtracebench(ws.store, bench, splits="rag")
+    run = ws.run("rag/conv-h01")
+    path = tmp_path / "again.json"
+    write_smartcomment(ws.store, run.id, path)
+    other = mt.open(tmp_path / "other", create=True)
+    again = import_smartcomment(other.store, path)
+    assert (again.name, again.system) == ("rag/conv-h01", "rag")
+    assert [(c.id, c.verdict) for c in other.cases(again.id)] == [(c.id, c.verdict) for c in ws.cases(run.id)]
+    assert len(other.store.annotations(again.id)) == len(ws.store.annotations(run.id)) == 3
+    ws.close()
+    other.close()

@@ -160,6 +160,8 @@ def _export_imported(
     top["strict"] = bool(top["strict"])
     top["created_at"] = top["created_at"] or format_sc_time(run.created_at)
     top["metadata"] = sc.get("metadata") or {}
+    if run.system and "memtrace" not in top["metadata"]:  # what the file did not say: the system it ran as
+        top["metadata"] = {**top["metadata"], "memtrace": {"name": run.name, "system": run.system}}
     top.update(sc.get("extra") or {})
     owners = {k: top.get(k) for k in OWNER_KEYS}
     sessions = _Sessions(sc.get("sessions") or [], owners, top["created_at"])

@@ -208,7 +208,7 @@ def read_smartcomment(
     mtb_source = graph_meta.get("memtracebench_dataset_source")
     imported.run = Run(
         id=run_id,
-        name=name or name_prefix + _default_name(graph_meta, mtb_file, source, graph_id),
+        name=name or _qualified(name_prefix, _default_name(graph_meta, mtb_file, source, graph_id)),
         system=system or _text(native.get("system")),
         dataset=mtb_source if isinstance(mtb_source, str) else _text(native.get("dataset")),
         conversation=Path(mtb_file).stem if mtb_file else _text(native.get("conversation")),
@@ -220,6 +220,11 @@ def read_smartcomment(
         finished_at=max(known_times, default=None),
     )
     return imported
+
+
+def _qualified(prefix: str, name: str) -> str:
+    """`prefix + name`, once: a graph memtrace exported already carries its qualified name."""
+    return name if name.startswith(prefix) else prefix + name
 
 
 def _text(value: Any) -> str | None:
@@ -244,11 +249,12 @@ def _parent_hint(op: Mapping[str, Any] | None, ops: Mapping[str, Any]) -> str | 
 
 
 def _default_name(meta: Mapping[str, Any], mtb_file: str | None, source: Any, graph_id: str) -> str:
-    if mtb_file:
-        return mtb_file.removesuffix(".json")
+    """The name memtrace exported the run under, else the benchmark file's, the file's, the graph id."""
     native = meta.get("memtrace")
     if isinstance(native, dict) and isinstance(native.get("name"), str):
         return native["name"]
+    if mtb_file:
+        return mtb_file.removesuffix(".json")
     if not isinstance(source, Mapping):
         return Path(source).name.removesuffix(".gz").removesuffix(".json")
     return graph_id
