@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..graph import Case, GraphQueries, NotFoundError, Operation, VariableVersion
+from ..graph import JUDGE_OP_NAME, QUERY_VAR, Case, GraphQueries, NotFoundError, Operation, VariableVersion
 
 _CONTEXT_CATEGORIES = {"retrieved", "context", "memory_entry"}
 #: Categories of steps that answer: memtrace's `response`, MemBase's question-answering `evaluation`.
 _ANSWER_CATEGORIES = ("response", "evaluation")
-JUDGE_OP_NAME = "llm-judge"
-QUERY_VAR = "query_var"
 
 
 @dataclass(slots=True)

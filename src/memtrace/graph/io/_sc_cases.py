@@ -13,14 +13,11 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..errors import FormatError
-from ..model import Annotation, Case
+from ..model import JUDGE_OP_NAME, QUERY_VAR, Annotation, Case
 from ._common import answer_list, unquote
 
 MEMTRACEBENCH_AUTHOR = "memtracebench"
-JUDGE_OP_NAME = "llm-judge"
 JUDGE_CATEGORY = "evaluation"
-#: Case metadata key naming the query node the case asked: its answer and retrieval steps read it.
-QUERY_VAR = "query_var"
 _JUDGE_CLASSES = ("judge_score", "query", "prediction", "golden_answers", "judge_response")
 
 
