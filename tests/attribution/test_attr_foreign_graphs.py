@@ -131,3 +131,18 @@ def test_json_text_values_are_scored_part_by_part(store):
     window = _load(store, _recorded()["long_context"][0])
     latest = window.versions("memory")[-1]
     assert len(value_words(window.value(latest.id))) == 5  # the list of five kept messages
+
+
+def test_two_retrieval_rounds_that_both_miss_blame_the_first(store):
+    """EverMemOS-style: a sufficiency check asks a follow-up and a second search reads the question
+    again. The question stage starts at the first round, and the first round is the earliest fault."""
+    recorded = _recorded()["mem0"][0]
+    view = _load(store, recorded)
+    question = "Which room did Caroline paint?"
+    case = _case(store, view, recorded, question)
+    anatomy = case_anatomy(view, case)
+    first, second = recorded.ops[f"search {question}"], recorded.ops[f"second search {question}"]
+    assert anatomy.retrieval_op is not None and anatomy.retrieval_op.id == second
+    assert anatomy.question_seq == view.op(first).seq
+    got = FlowMethod().attribute(view, case)
+    assert (got.op_id, got.error_type) == (first, "RetrievalError"), got.explanation

@@ -50,6 +50,8 @@ class Question:
     prediction: str
     fault: str | None = None
     blame: str | None = None
+    #: Memories a second retrieval round finds after an LLM sufficiency check (EverMemOS-style).
+    second_round: list[str] | None = None
 
 
 @dataclass
@@ -211,6 +213,23 @@ def _mem0_update(memory: _Mem0Memory, step: Mem0Step) -> str:
         return _open_op()
 
 
+def _second_round(memory: _Mem0Memory, q: Question, first: list[Item]) -> list[Item]:
+    """An LLM judges the first round insufficient and asks a follow-up query; a second search reads
+    the question and the follow-up and returns more memories."""
+    follow_up = (f"{q.text} (details)", {"class_name": "follow_up_query", "category": "message & query"})
+    comment_op(
+        op_name="memory_system.sufficiency_check",
+        category="llm",
+        inputs=[_query(q), *first],
+        outputs=[follow_up],
+    )
+    assert q.second_round is not None
+    more = [memory.item(m) for m in q.second_round]
+    with comment_op_scope(op_name="memory_system.search_vector_store", category="retrieval"):
+        comment_op(inputs=[_query(q), follow_up], outputs=more, comment="second round")
+    return [*first, *more]
+
+
 def record_mem0(graph_id: str, steps: list[Mem0Step], questions: list[Question]) -> Recorded:
     """A Mem0 run: construction, then search + question-answering, then llm-judge, as three sessions."""
     memory = _Mem0Memory()
@@ -226,6 +245,9 @@ def record_mem0(graph_id: str, steps: list[Mem0Step], questions: list[Question])
                     found = [memory.item(m) for m in q.found]
                     comment_op(inputs=[_query(q)], outputs=found or [], comment="cosine scores")
                     recorded.ops[f"search {q.text}"] = _open_op()
+                if q.second_round is not None:
+                    found = _second_round(memory, q, found)
+                    recorded.ops[f"second search {q.text}"] = _last_op_id("memory_system.search_vector_store")
                 recorded.ops[f"answer {q.text}"] = _answer(q, found)
                 recorded.queries[q.text] = _node_id("query", repr(q.text))
                 recorded.predictions[q.text] = _node_id("prediction", repr(q.prediction))
@@ -326,6 +348,16 @@ MEM0_A_QUESTIONS = [
     ),
     Question(
         "What colour did Caroline paint the spare room?", ["yellow"], ["D2:2"], ["mem-6"], "Yellow.", None
+    ),
+    # Both rounds miss: the first round is the earliest after which every round missed.
+    Question(
+        "Which room did Caroline paint?",
+        ["the spare room"],
+        ["D2:2"],
+        ["mem-5"],
+        "The kitchen.",
+        "RetrievalError",
+        second_round=["mem-4"],
     ),
 ]
 

@@ -139,7 +139,7 @@ def test_every_judged_question_of_an_annotated_graph_is_a_case(store, tmp_path):
     view = _view(store, tmp_path, recorded)
     cases = store.cases(view.run.id)
     labels = store.annotations(view.run.id)
-    assert len(labels) == len(recorded.graph["data"]["annotations"]) == 5
+    assert len(labels) == len(recorded.graph["data"]["annotations"]) == 6
     assert {c.verdict for c in cases} == {"wrong", "correct"}
     assert len(cases) == len(recorded.queries)
     assert {c.metadata["query_var"] for c in cases} == set(recorded.queries.values())

@@ -88,7 +88,10 @@ def _anatomy_from_query(graph: GraphQueries, case: Case, query_var: str) -> Case
     if not context and retrieval is not None:
         found = [*graph.inputs(retrieval.id), *graph.outputs(retrieval.id)]
         context = [v for v in found if v.category in _CONTEXT_CATEGORIES]
-    return CaseAnatomy(answer_op, retrieval, context, _question_start(graph, answer_op, retrieval))
+    # the question stage began with the first step that read the question (a first retrieval round)
+    asked = [op.seq for op in readers if op.seq < answer_op.seq and op.id not in judges]
+    start = min([_question_start(graph, answer_op, retrieval), *asked])
+    return CaseAnatomy(answer_op, retrieval, context, start)
 
 
 def _is_judge(graph: GraphQueries, op: Operation, case: Case) -> bool:

@@ -302,7 +302,10 @@ class FlowMethod:
 
 
 def _retrieved_outputs(graph: GraphQueries, op: Operation) -> list[VariableVersion]:
-    return [v for v in graph.outputs(op.id) if v.category == "retrieved"]
+    """What a retrieval step returned: its `retrieved` outputs, or, in graphs where a search links
+    the query to the memories it found (imported as reads), the memory entries it read."""
+    returned = [v for v in graph.outputs(op.id) if v.category == "retrieved"]
+    return returned or [v for v in graph.inputs(op.id) if v.category == MEMORY_ENTRY]
 
 
 def _memory_versions(graph: GraphQueries) -> list[VariableVersion]:
