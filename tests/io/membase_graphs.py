@@ -408,6 +408,15 @@ MEM0_B_STEPS = [
 ]
 
 MEM0_B_QUESTIONS = [
+    # The memory was found, yet the answer abstains: the same "I don't know." node as later failures.
+    Question(
+        "Why does Melanie carry an epipen?",
+        ["she is allergic to peanuts"],
+        ["D1:4"],
+        ["mem-4"],
+        IDK,
+        "ResponseError",
+    ),
     Question(
         "What day is Melanie's pottery class?",
         ["Tuesday"],
