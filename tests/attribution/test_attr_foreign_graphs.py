@@ -118,6 +118,13 @@ def test_baselines_find_evaluation_category_answer_steps(store):
     answered = [p for p in picks if p.op_id == answer_op.id]
     assert answered and {p.error_type for p in answered} == {"ResponseError"}
     assert all(view.op(p.op_id).seq <= answer_op.seq for p in picks)
+    # an abstention that shares its prediction node with later failures is still its own answer step
+    other = _recorded()["mem0"][1]
+    abstained = "Why does Melanie carry an epipen?"
+    view = _load(store, other)
+    case = _case(store, view, other, abstained)
+    assert view.producers(case.prediction_var)[-1].id != other.ops[f"answer {abstained}"]
+    assert LastOpMethod().attribute(view, case).op_id == other.ops[f"answer {abstained}"]
 
 
 def test_json_text_values_are_scored_part_by_part(store):
