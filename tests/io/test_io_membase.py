@@ -186,3 +186,18 @@ def test_inspect_shows_entries_deleted_by_the_marker_as_deleted(tmp_path):
         "mem-5": "deleted",
     }
     assert units["mem-3"]["lifecycle"] == ["create", "delete"]
+
+
+def test_json_spelt_with_indentation_is_decoded_and_exported_as_it_was(store, tmp_path):
+    """MemBase writes entries with `json.dumps(indent=4, sort_keys=True)`: no speller reproduces that
+    text, so it is decoded for reading and its text kept for the export."""
+    pretty = functools.partial(json.dumps, indent=4, sort_keys=True)
+    with comment_graph(graph_id="pretty") as graph:
+        with comment_session(session_name="construction"):
+            entry = {"memory": "Caroline likes tea", "id": "mem-7"}
+            options = {"id_strategy": stable("mem-7"), "category": "memory_entry", "encoding_fn": pretty}
+            comment_op(op_name="add", category="update", inputs=[], outputs=[(entry, options)])
+        exported = graph.export_graph()
+    view = _view(store, tmp_path, Recorded(exported))
+    assert view.value("mem-7@1") == {"id": "mem-7", "memory": "Caroline likes tea"}
+    assert export_smartcomment(store, view.run.id) == exported

@@ -57,7 +57,9 @@ def test_import_keeps_every_node_operation_and_edge(store, sc_graph, tmp_path):
         "Caroline lives in Boston"
     ]
     spelt = {
-        v.id: respell(values[v.id], v.metadata["spelling"]) if "spelling" in v.metadata else values[v.id]
+        v.id: v.metadata.get("text") or respell(values[v.id], v.metadata["spelling"])
+        if "spelling" in v.metadata
+        else values[v.id]
         for v in view.vars.values()
     }
     assert {_full_id(n): n["value"] for n in data["nodes"]} == spelt

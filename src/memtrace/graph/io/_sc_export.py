@@ -39,7 +39,7 @@ from ._sc_schema import (
     session_record,
     with_trigger,
 )
-from ._sc_values import respell
+from ._sc_values import VERBATIM, VERBATIM_TEXT, respell
 
 
 class _Sessions:
@@ -251,6 +251,8 @@ def _imported_value(version: VariableVersion, values: Mapping[str, Any]) -> str:
     spelt back as the file spelt them."""
     value = values.get(version.blob) if version.blob else None
     spelling = version.metadata.get("spelling")
+    if spelling == VERBATIM:
+        return version.metadata[VERBATIM_TEXT]
     if isinstance(spelling, str) and version.blob:
         return respell(value, spelling)
     return value if isinstance(value, str) else _value_text(version, values)

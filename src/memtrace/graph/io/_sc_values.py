@@ -5,7 +5,8 @@ usually `json.dumps`: a question is `'Where ...?'` with its quotes, a memory ent
 RAG chunk is a JSON string whose newlines are escaped. Comparing or scoring that text reads quotes
 and escapes as content, so the importer stores the decoded value and remembers its *spelling*
 (`repr`, `json`, `json-utf8`, nested as `repr+json`), which re-creates the exact text on export.
-Text whose decoding would not spell back identically is kept as it is.
+A value spelt some other way (JSON with indentation or sorted keys) is `VERBATIM`: decoded all the
+same, with its text kept beside it for the export. Text that spells no value stays as it is.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ _SPELLERS: dict[str, Callable[[Any], str]] = {
     "json-utf8": lambda value: json.dumps(value, ensure_ascii=False),
 }
 _DECODABLE = (str, list, dict, tuple)
+#: The spelling of a value whose text no speller reproduces: the importer keeps the text itself.
+VERBATIM = "verbatim"
+#: Metadata key of that kept text.
+VERBATIM_TEXT = "text"
 _MAX_DEPTH = 3
 
 
@@ -52,7 +57,7 @@ def _decode_once(text: str) -> tuple[Any, str] | None:
                 return value, spelling
         except (TypeError, ValueError):
             continue
-    return None
+    return value, VERBATIM
 
 
 def _survives_storage(value: Any) -> bool:
@@ -78,11 +83,16 @@ def decode_spelled(text: str) -> tuple[Any, str | None]:
             break
         value, spelling = decoded
         spellings.append(spelling)
+    if VERBATIM in spellings:
+        return value, VERBATIM
     return value, "+".join(spellings) or None
 
 
 def respell(value: Any, spelling: str) -> str:
-    """The original text of a value decoded with `decode_spelled` (innermost spelling applied first)."""
+    """The original text of a value decoded with `decode_spelled` (innermost spelling applied first);
+    a VERBATIM value has no spelling to apply: its caller kept the text."""
+    if spelling == VERBATIM:
+        raise ValueError("a verbatim value is exported from its kept text, not respelt")
     text = value
     for name in reversed(spelling.split("+")):
         text = _SPELLERS[name](text)

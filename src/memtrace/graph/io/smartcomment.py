@@ -46,7 +46,7 @@ from ._sc_schema import (
     OWNER_KEYS,
     TOP_KEYS,
 )
-from ._sc_values import decode_spelled
+from ._sc_values import VERBATIM, VERBATIM_TEXT, decode_spelled
 
 __all__ = [
     "ImportedRun",
@@ -139,6 +139,8 @@ def read_smartcomment(
         category = node.get("category") or "variable"
         is_deletion = node_id in deleted_in_place or (bool(memtrace_meta(node)) and node["value"] == DELETED)
         more = {"class_name": node.get("class_name"), "index": i, "spelling": spelling}
+        if spelling == VERBATIM:
+            more[VERBATIM_TEXT] = node["value"]
         if node_id in markers:  # not a memory unit, whatever the file calls it
             more[FILE_CATEGORY], category = node.get("category"), MARKER_CATEGORY
         imported.variables.append(
