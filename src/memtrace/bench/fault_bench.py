@@ -20,6 +20,7 @@ from rich.table import Table
 from ..attribution.engine import make_method
 from ..attribution.model import ERROR_TYPES, UNDETERMINED
 from ..datasets import load_dataset
+from ..filenames import safe_filename
 from ..graph import Workspace
 from ..graph.io import export_smartcomment
 from ..progress import progress_bar
@@ -43,7 +44,7 @@ def fault_benchmark(
     console: Console | None = None,
 ) -> dict[str, Any]:
     """Inject, replay, keep flips, attribute, score; write JSON, a plot and the MemTraceBench layout."""
-    console = console or Console()
+    console = console or Console(markup=False)  # prints sample ids and names from data
     methods = methods or ["flow", "last-op", "random"]
     data = load_dataset(dataset, conversations=conversations)
     rng = random.Random(seed)
@@ -159,10 +160,10 @@ def _write_memtracebench(workspace: Path, labelled: list[tuple[str, Injection]],
                     "final_op_id": injection.op_id,
                 }
             ]
-            folder = root / system_name
+            folder = root / safe_filename(system_name)
             folder.mkdir(parents=True, exist_ok=True)
-            name = f"{injection.case_id}-{injection.error_type}-{injection.replay_run}.json"
-            (folder / name).write_text(json.dumps(data))
+            name = safe_filename(f"{injection.case_id}-{injection.error_type}-{injection.replay_run}")
+            (folder / f"{name}.json").write_text(json.dumps(data))
 
 
 def _plot(result: dict[str, Any], path: Path) -> None:
