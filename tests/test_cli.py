@@ -87,6 +87,11 @@ def test_export_and_import_round_trip_through_both_formats(tmp_path: Path) -> No
         # smartcomment stands a placeholder node in for the missing inputs of ingest operations
         assert set(copy.vars) - {"COMMENT:NONE@1"} == set(original.vars)
         assert copy.memory_values_at() == original.memory_values_at()
+        # the system and every case survive both formats
+        assert copy.run.system == original.run.system is not None
+        assert [c.question for c in mt.open(other).cases(name)] == [
+            c.question for c in mt.open(ws).cases("demo")
+        ]
     assert json.loads((tmp_path / "imported.json").read_text())[0]["cases"] == 4
 
 

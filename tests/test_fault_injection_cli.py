@@ -249,7 +249,8 @@ def test_a_folder_import_with_one_bad_file_writes_nothing(recorded_workspace: Pa
     assert mt.open(target).runs() == []
     (folder / "z-bad.json").unlink()
     with mt.open(target) as ws:
-        assert [run.name for run in load_memtracebench(ws.store, tmp_path / "bench")] == ["small"]
+        # benchmark runs are named after their split too
+        assert [run.name for run in load_memtracebench(ws.store, tmp_path / "bench")] == ["rag/small"]
 
 
 def test_verify_stops_with_one_line_at_a_tampered_snapshot(tmp_path: Path) -> None:

@@ -65,15 +65,18 @@ def test_loads_every_split_with_cases_and_annotations(store, bench_dir):
     seen = []
     runs = load_memtracebench(store, bench_dir, progress=lambda done, total, path: seen.append((done, total)))
     assert [(r.system, r.name, r.dataset) for r in runs] == [
-        ("rag", "conv-1", "locomo"),
-        ("rag", "conv-2", "locomo"),
-        ("mem0", "conv-1", "locomo"),
+        ("rag", "rag/conv-1", "locomo"),
+        ("rag", "rag/conv-2", "locomo"),
+        ("mem0", "mem0/conv-1", "locomo"),
     ]
     assert seen == [(1, 3), (2, 3), (3, 3)]
     assert len({r.id for r in runs}) == 3
     for run in runs:
-        (case,) = store.cases(run.id)
+        # the annotated failure, then the question the judge found right (accuracy is not 0%)
+        case, right = store.cases(run.id)
         assert case.verdict == "wrong" and case.gold == ["Boston"] and case.prediction == "NYC"
+        assert case.score == 0.0 and case.metadata["query_var"] == case.id
+        assert right.verdict == "correct" and right.question == "What does she like?"
         (label,) = store.annotations(run.id)
         assert label.error_type == ("RetrievalError" if run.system == "rag" else "UpdateError")
         assert label.author == "memtracebench"

@@ -9,9 +9,11 @@ import pytest
 from iohelpers import NATIVE_RUN_ID, fresh_graph, write_native_run
 from smartcomment.runtime import ExecNetwork
 
-from memtrace.graph import GraphView, Store
+from memtrace.graph import Case, GraphView, Store
 from memtrace.graph.io import export_smartcomment, import_smartcomment, read_smartcomment, write_smartcomment
 from memtrace.graph.io._order import priority_order
+from memtrace.graph.io._sc_values import respell
+from memtrace.graph.rows import case_row
 
 
 @pytest.fixture
@@ -49,9 +51,18 @@ def test_import_keeps_every_node_operation_and_edge(store, sc_graph, tmp_path):
     assert [(e.source, e.var_id, e.op_id) for e in out_edges] == [
         (e["source_full_node_id"], e["target_full_node_id"], e["op_id"]) for e in data["edges"]
     ]
-    # values come back as the very strings of the file
+    # values are decoded from their repr/JSON spelling, which spells them back to the file's strings
     values = view.values(view.vars.values())
-    assert {_full_id(n): n["value"] for n in data["nodes"]} == values
+    assert values["D1:1@1"] == "Caroline moved to Boston" and values["mem-1@2"] == [
+        "Caroline lives in Boston"
+    ]
+    spelt = {
+        v.id: v.metadata.get("text") or respell(values[v.id], v.metadata["spelling"])
+        if "spelling" in v.metadata
+        else values[v.id]
+        for v in view.vars.values()
+    }
+    assert {_full_id(n): n["value"] for n in data["nodes"]} == spelt
     assert run.name == "graph" and run.metadata["smartcomment"]["graph_id"] == "graph-test"
     assert len(run.metadata["smartcomment"]["sessions"]) == len(data["sessions"])
 
@@ -151,7 +162,10 @@ def test_memtracebench_annotations_become_cases_and_labels(store, sc_graph, tmp_
     sc_graph["data"]["annotations"] = [annotation, dict(annotation, final_error_type="JudgeError")]
     run = _import(store, sc_graph, tmp_path)
     cases = store.cases(run.id)
-    assert [c.id for c in cases] == [annotation["query_id"], annotation["query_id"] + "#2"]
+    right = next(n for n in sc_graph["data"]["nodes"] if n["value"] == "'What does she like?'")
+    # the annotated failures first, then the question the judge found right
+    assert [c.id for c in cases] == [annotation["query_id"], annotation["query_id"] + "#2", _full_id(right)]
+    assert [c.verdict for c in cases] == ["wrong", "wrong", "correct"]
     assert cases[0].question == "Where did Caroline move?" and cases[0].prediction == "NYC"
     assert cases[0].verdict == "wrong" and cases[0].evidence == ["D1:1@1"]
     assert cases[0].metadata["golden_answers_id"] == "golden_answers:x@1"
@@ -206,3 +220,29 @@ def test_priority_order_breaks_cycles_instead_of_failing():
     assert priority_order(priority, [(0, 1)]) == [0, 1, 3, 2]
     # 0 -> 1 -> 2 -> 0 is a cycle: once nothing else is ready the earliest blocked record (1) is released
     assert priority_order(priority, [(0, 1), (1, 2), (2, 0)]) == [3, 1, 2, 0]
+
+
+def test_native_export_then_import_keeps_system_and_cases(store, tmp_path):
+    write_native_run(store)
+    case = Case(
+        NATIVE_RUN_ID,
+        "q-1",
+        "Where did Caroline move?",
+        gold=["Boston"],
+        prediction="Boston",
+        prediction_var="prediction@1",
+        verdict="correct",
+        score=1.0,
+        evidence=["D1:1"],
+        category="1",
+        metadata={"note": "kept"},
+    )
+    store.write_batch(cases=[case_row(case)])
+    path = tmp_path / "native.json"
+    write_smartcomment(store, NATIVE_RUN_ID, path)
+    other = Store(tmp_path / "other")
+    run = import_smartcomment(other, path)
+    assert (run.name, run.system, run.dataset) == ("conv-native", "mem0", "locomo")
+    (again,) = other.cases(run.id)
+    assert again == Case(**{**{f: getattr(case, f) for f in case.__slots__}, "run_id": run.id})
+    other.close()

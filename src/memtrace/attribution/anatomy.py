@@ -2,16 +2,20 @@
 which operation, and from when on the question was being answered (its seq).
 
 Works on memtrace's own runs (an `answer` op reading a `retrieved` list) and on imported graphs
-where retrieval links memory entries straight to the query (MemBase's Mem0 instrumentation).
+where retrieval links memory entries straight to the query (MemBase's Mem0 instrumentation). When a
+case knows its query node, its steps are the ones that read that query: content identity lets many
+cases share one prediction node, so "the last producer of the prediction" may be another case's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..graph import Case, GraphQueries, NotFoundError, Operation, VariableVersion
+from ..graph import JUDGE_OP_NAME, QUERY_VAR, Case, GraphQueries, NotFoundError, Operation, VariableVersion
 
 _CONTEXT_CATEGORIES = {"retrieved", "context", "memory_entry"}
+#: Categories of steps that answer: memtrace's `response`, MemBase's question-answering `evaluation`.
+_ANSWER_CATEGORIES = ("response", "evaluation")
 
 
 @dataclass(slots=True)
@@ -25,6 +29,11 @@ class CaseAnatomy:
 
 def case_anatomy(graph: GraphQueries, case: Case) -> CaseAnatomy:
     """Locate the answer and retrieval operations of a case and the seq its question stage began."""
+    query_var = _query_of(graph, case)
+    if query_var is not None:
+        found = _anatomy_from_query(graph, case, query_var)
+        if found is not None:
+            return found
     if not case.prediction_var:
         return CaseAnatomy(None, problem=f"case {case.id} has no prediction variable")
     try:
@@ -38,12 +47,70 @@ def case_anatomy(graph: GraphQueries, case: Case) -> CaseAnatomy:
     inputs = graph.inputs(answer_op.id)
     context = [v for v in inputs if v.category in _CONTEXT_CATEGORIES]
     retrieval = _retrieval_of(graph, answer_op, context)
+    return CaseAnatomy(answer_op, retrieval, context, _question_start(graph, answer_op, retrieval))
+
+
+def _query_of(graph: GraphQueries, case: Case) -> str | None:
+    """The case's query node: as imported, else the query holding its question that one of several
+    writers of its (shared) prediction read. None when the prediction alone tells the answer step."""
+    known = case.metadata.get(QUERY_VAR)
+    if isinstance(known, str) and graph.has_var(known):
+        return known
+    if not case.prediction_var or not graph.has_var(case.prediction_var):
+        return None
+    writers = graph.producers(case.prediction_var)
+    if len(writers) < 2:
+        return None
+    for op in writers:
+        asked = [v for v in graph.inputs(op.id) if "query" in v.category]
+        values = graph.values(asked)
+        match = next((v.id for v in asked if values[v.id] == case.question), None)
+        if match is not None:
+            return match
+    return None
+
+
+def _anatomy_from_query(graph: GraphQueries, case: Case, query_var: str) -> CaseAnatomy | None:
+    """The steps that read the case's own query: the answer step among them (the one that wrote the
+    prediction when several answered) and the latest retrieval before it. None: no answer reads it."""
+    readers = graph.consumers(query_var)
+    judges = {op.id for op in readers if _is_judge(graph, op, case)}
+    answers = [op for op in readers if op.category in _ANSWER_CATEGORIES and op.id not in judges]
+    if not answers:
+        return None
+    wrote = set()
+    if case.prediction_var and graph.has_var(case.prediction_var):
+        wrote = {op.id for op in graph.producers(case.prediction_var)}
+    answer_op = ([op for op in answers if op.id in wrote] or answers)[-1]
+    retrievals = [op for op in readers if op.category == "retrieval" and op.seq < answer_op.seq]
+    retrieval = retrievals[-1] if retrievals else None
+    context = [v for v in graph.inputs(answer_op.id) if v.category in _CONTEXT_CATEGORIES]
+    if not context and retrieval is not None:
+        found = [*graph.inputs(retrieval.id), *graph.outputs(retrieval.id)]
+        context = [v for v in found if v.category in _CONTEXT_CATEGORIES]
+    # the question stage began with the first step that read the question (a first retrieval round)
+    asked = [op.seq for op in readers if op.seq < answer_op.seq and op.id not in judges]
+    start = min([_question_start(graph, answer_op, retrieval), *asked])
+    return CaseAnatomy(answer_op, retrieval, context, start)
+
+
+def _is_judge(graph: GraphQueries, op: Operation, case: Case) -> bool:
+    """A judge reads the question and the prediction; it never answers (MemBase: `llm-judge`)."""
+    if op.name == JUDGE_OP_NAME:
+        return True
+    if op.category != "evaluation" or not case.prediction_var:
+        return False
+    return any(v.id == case.prediction_var for v in graph.inputs(op.id))
+
+
+def _question_start(graph: GraphQueries, answer_op: Operation, retrieval: Operation | None) -> int:
+    """The seq the question stage began: its retrieval or answer, or the scope holding them."""
     start = min(op.seq for op in (answer_op, retrieval) if op is not None)
     if answer_op.parent_op is not None and graph.has_op(answer_op.parent_op):
         parent = graph.op(answer_op.parent_op)
         if parent.category not in ("response", "retrieval"):  # the scope of the whole question
             start = min(start, parent.seq)
-    return CaseAnatomy(answer_op, retrieval, context, start)
+    return start
 
 
 def _retrieval_of(

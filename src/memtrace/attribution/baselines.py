@@ -7,7 +7,7 @@ import random
 import time
 from typing import Any
 
-from ..graph import Case, GraphQueries
+from ..graph import Case, GraphQueries, Operation
 from .anatomy import case_anatomy
 from .model import ERROR_TYPES, Attribution, Cost, undetermined
 
@@ -18,6 +18,12 @@ _TYPE_OF_CATEGORY = {
     "retrieval": "RetrievalError",
     "response": "ResponseError",
 }
+
+
+def type_of_step(op: Operation, answer_op: Operation) -> str | None:
+    """The error type a step's category stands for; the case's answer step is a ResponseError
+    whatever its category (MemBase files question-answering under `evaluation`)."""
+    return "ResponseError" if op.id == answer_op.id else _TYPE_OF_CATEGORY.get(op.category)
 
 
 class LastOpMethod:
@@ -60,16 +66,19 @@ class RandomMethod:
         anatomy = case_anatomy(graph, case)
         if anatomy.answer_op is None:
             return undetermined(graph, case, self.name, anatomy.problem or "no answer operation")
-        candidates = [
-            op
+        answer_op = anatomy.answer_op
+        candidates = {
+            op.id: op
             for category in _TYPE_OF_CATEGORY
             for op in graph.ops_by_category(category)
-            if op.seq <= anatomy.answer_op.seq
-        ]
+            if op.seq < answer_op.seq
+        }
+        candidates[answer_op.id] = answer_op  # an `evaluation` answer step (MemBase) is a candidate too
         digest = hashlib.blake2b(f"{self.seed}:{graph.run.id}:{case.id}".encode(), digest_size=8).digest()
         rng = random.Random(int.from_bytes(digest, "big"))
-        op = rng.choice(sorted(candidates, key=lambda o: o.seq)) if candidates else anatomy.answer_op
-        error_type = _TYPE_OF_CATEGORY.get(op.category, rng.choice(ERROR_TYPES))
+        op = rng.choice(sorted(candidates.values(), key=lambda o: o.seq))
+        fallback = rng.choice(ERROR_TYPES)  # drawn always, so native runs keep their earlier picks
+        error_type = type_of_step(op, answer_op) or fallback
         return Attribution(
             graph.run.id,
             case.id,

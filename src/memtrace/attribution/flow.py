@@ -302,7 +302,10 @@ class FlowMethod:
 
 
 def _retrieved_outputs(graph: GraphQueries, op: Operation) -> list[VariableVersion]:
-    return [v for v in graph.outputs(op.id) if v.category == "retrieved"]
+    """What a retrieval step returned: its `retrieved` outputs, or, in graphs where a search links
+    the query to the memories it found (imported as reads), the memory entries it read."""
+    returned = [v for v in graph.outputs(op.id) if v.category == "retrieved"]
+    return returned or [v for v in graph.inputs(op.id) if v.category == MEMORY_ENTRY]
 
 
 def _memory_versions(graph: GraphQueries) -> list[VariableVersion]:
@@ -342,16 +345,26 @@ def _loss_of(
     marker = _deleted_by_marker(graph, kept, before) if markers else None
     if last + 1 < len(versions):
         nxt = versions[last + 1]
-        producers = graph.producers(nxt.id)
-        if not producers:
+        op = _producer_of(graph, nxt)
+        if op is None:
             return None
-        op = producers[-1]
         deleted = nxt.deleted or op.category == "deletion"
         after = None if deleted else graph.value(nxt.id)
         return Loss(unit, kept, op, "DeletionError" if deleted else "UpdateError", after)
     if marker is not None:
         return Loss(unit, kept, marker, "DeletionError", None)
     return None
+
+
+def _producer_of(graph: GraphQueries, version: VariableVersion) -> Operation | None:
+    """The operation that wrote a memory version: its earliest writer that is not a retrieval.
+
+    A search that returns a memory can look like one more writer of it (foreign graphs link the
+    query to what it found); the change that made the version happened before, in construction.
+    """
+    producers = graph.producers(version.id)
+    writers = [op for op in producers if op.category != "retrieval"]
+    return (writers or producers)[0] if producers else None
 
 
 def _quote(text: str, width: int = 90) -> str:

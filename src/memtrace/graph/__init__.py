@@ -3,9 +3,11 @@
 This package imports nothing else of memtrace; every other layer builds on it.
 """
 
-from .errors import FormatError, MemtraceError, NotFoundError, WorkspaceError
+from .errors import AmbiguousRunError, FormatError, MemtraceError, NotFoundError, WorkspaceError
 from .model import (
+    JUDGE_OP_NAME,
     MEMORY_ENTRY,
+    QUERY_VAR,
     Case,
     Edge,
     LifecycleEntry,
@@ -21,7 +23,10 @@ from .view import GraphView
 from .workspace import Workspace, open_workspace
 
 __all__ = [
+    "JUDGE_OP_NAME",
     "MEMORY_ENTRY",
+    "QUERY_VAR",
+    "AmbiguousRunError",
     "Case",
     "Edge",
     "FormatError",

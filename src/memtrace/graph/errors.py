@@ -24,3 +24,16 @@ class WorkspaceError(MemtraceError):
 
 class NotFoundError(MemtraceError):
     """A run, case, operation or variable that was asked for does not exist."""
+
+
+class AmbiguousRunError(NotFoundError):
+    """A run name that several runs share: picking one silently would read the wrong graph."""
+
+    def __init__(self, where: str | Path, name: str, candidates: list[str]) -> None:
+        self.name = name
+        self.candidates = candidates
+        super().__init__(
+            f"{where}: run name {name!r} is ambiguous, {len(candidates)} runs have it: "
+            + "; ".join(candidates)
+            + ". Give one of these run ids."
+        )

@@ -26,6 +26,12 @@ OP_CATEGORIES = (
 #: The variable category of a memory unit: its versions are its lifecycle.
 MEMORY_ENTRY = "memory_entry"
 
+#: Case metadata key naming the query variable the case asked (imported graphs): its answer and
+#: retrieval steps are the operations that read it.
+QUERY_VAR = "query_var"
+#: The name MemBase's judge steps carry (category `evaluation`, like its question-answering).
+JUDGE_OP_NAME = "llm-judge"
+
 #: Run status values.
 RUN_RUNNING = "running"
 RUN_COMPLETE = "complete"

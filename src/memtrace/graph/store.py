@@ -15,7 +15,7 @@ from typing import Any
 
 from .connect import connect_read_only, connect_writable, is_writable
 from .copying import materialize_prefix, pending_prefix
-from .errors import NotFoundError, WorkspaceError
+from .errors import AmbiguousRunError, NotFoundError, WorkspaceError
 from .journal import IngestProgress, ingest_journals, warn_unindexed_journals
 from .model import Annotation, Case, Edge, Operation, Run, VariableVersion
 from .rows import (
@@ -380,16 +380,23 @@ class Store:
         return [run_from_row(row) for row in rows]
 
     def run(self, ref: str) -> Run:
-        """A run by id, or by name (the latest run of that name), or by a unique id prefix."""
+        """A run by id, or by its name when no other run has it, or by a unique id prefix.
+
+        The one place run references are resolved: a name shared by several runs raises
+        AmbiguousRunError listing them instead of silently picking one.
+        """
         cols = (
             "id, name, system, dataset, conversation, parent_run, status, error, config, metadata,"
             " created_at, finished_at"
         )
         row = self.conn.execute(f"SELECT {cols} FROM runs WHERE id=?", (ref,)).fetchone()
         if row is None:
-            row = self.conn.execute(
-                f"SELECT {cols} FROM runs WHERE name=? ORDER BY created_at DESC LIMIT 1", (ref,)
-            ).fetchone()
+            named = self.conn.execute(
+                f"SELECT {cols} FROM runs WHERE name=? ORDER BY created_at, id", (ref,)
+            ).fetchall()
+            if len(named) > 1:
+                raise AmbiguousRunError(self.path, ref, [_run_label(r) for r in named])
+            row = named[0] if named else None
         if row is None:
             rows = self.conn.execute(
                 f"SELECT {cols} FROM runs WHERE id LIKE ? ESCAPE '\\' LIMIT 2",
@@ -474,3 +481,11 @@ class Store:
     def count(self, table: str, run_id: str) -> int:
         self.complete(run_id)
         return self.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE run=?", (run_id,)).fetchone()[0]
+
+
+def _run_label(row: Sequence[Any]) -> str:
+    """A candidate run for an ambiguity message: id, then what tells it apart (system, source file)."""
+    run = run_from_row(row)
+    source = run.metadata.get("source") if isinstance(run.metadata.get("source"), dict) else {}
+    details = [d for d in (run.system and f"system {run.system}", source.get("file")) if d]
+    return run.id + (f" ({', '.join(details)})" if details else "")

@@ -22,16 +22,17 @@ class Workspace:
         return self.store.runs()
 
     def run(self, ref: str) -> Run:
-        """A run by id, by name (latest of that name) or by unique id prefix."""
+        """A run by id, by a name no other run shares, or by a unique id prefix; every other lookup
+        here goes through this one (a shared name raises AmbiguousRunError listing the runs)."""
         return self.store.run(ref)
 
     def graph(self, ref: str) -> Graph:
         """SQL-backed queries over one run; nothing is loaded up front."""
-        return Graph(self.store, self.store.run(ref))
+        return Graph(self.store, self.run(ref))
 
     def view(self, ref: str) -> GraphView:
         """The whole run loaded into memory for analyses that walk it many times."""
-        return GraphView(self.store, self.store.run(ref))
+        return GraphView(self.store, self.run(ref))
 
     def cached_view(self, run_id: str) -> GraphView:
         """`view(run_id)`, kept for the next call: for workflows that revisit a few finished runs."""
@@ -43,10 +44,10 @@ class Workspace:
         return view
 
     def cases(self, ref: str | None = None) -> list[Case]:
-        return self.store.cases(None if ref is None else self.store.run(ref).id)
+        return self.store.cases(None if ref is None else self.run(ref).id)
 
     def case(self, ref: str, case_id: str) -> Case:
-        return self.store.case(self.store.run(ref).id, case_id)
+        return self.store.case(self.run(ref).id, case_id)
 
     def close(self) -> None:
         self.store.close()

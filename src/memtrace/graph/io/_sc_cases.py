@@ -9,15 +9,14 @@ named `llm-judge` (category `evaluation`) whose subgraph holds nodes of class `q
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..errors import FormatError
-from ..model import Annotation, Case
+from ..model import JUDGE_OP_NAME, QUERY_VAR, Annotation, Case
 from ._common import answer_list, unquote
 
 MEMTRACEBENCH_AUTHOR = "memtracebench"
-JUDGE_OP_NAME = "llm-judge"
 JUDGE_CATEGORY = "evaluation"
 _JUDGE_CLASSES = ("judge_score", "query", "prediction", "golden_answers", "judge_response")
 
@@ -40,9 +39,12 @@ def _check(value: Any, types: tuple[type, ...], where: str, key: str, path: str,
 
 
 def annotation_cases(
-    run_id: str, annotations: Sequence[Any], path: str
+    run_id: str, annotations: Sequence[Any], path: str, nodes: Collection[str] = ()
 ) -> tuple[list[Case], list[Annotation]]:
-    """One wrong Case and one Annotation per MemTraceBench annotation (validated first)."""
+    """One wrong Case and one Annotation per MemTraceBench annotation (validated first).
+
+    `nodes` are the graph's node ids: a query id among them is kept as the case's `query_var`.
+    """
     cases: list[Case] = []
     labels: list[Annotation] = []
     seen: dict[str, int] = {}
@@ -61,6 +63,8 @@ def annotation_cases(
         op_id = _check(raw.get("final_op_id"), (str,), where, "final_op_id", path, False)
         case_id = _unique(query_id, seen)
         metadata: dict[str, Any] = {"annotation": raw}
+        if query_id in nodes:
+            metadata[QUERY_VAR] = query_id
         if raw.get("golden_answers_id") is not None:
             metadata["golden_answers_id"] = raw["golden_answers_id"]
         cases.append(
@@ -125,6 +129,7 @@ def judged_cases(
             "judge_op": op["op_id"],
             "golden_answers_id": found["golden_answers"],
             "judge_response": nodes[found["judge_response"]]["value"],
+            QUERY_VAR: found["query"],
         }
         if query_meta:
             metadata["query_metadata"] = query_meta
@@ -145,4 +150,66 @@ def judged_cases(
                 metadata=metadata,
             )
         )
+    return cases
+
+
+def merge_cases(labelled: list[Case], judged: list[Case]) -> list[Case]:
+    """Annotated cases first (they carry the labels), then every judged question not annotated.
+
+    A graph's judge steps see every question, its annotations only the failed ones: without the
+    correctly answered ones an annotated run would read as 0% accurate. A judged case that an
+    annotation covers lends it the judge's score, category and judge step.
+    """
+    by_query = {c.metadata.get(QUERY_VAR): c for c in judged if c.metadata.get(QUERY_VAR)}
+    covered: set[str] = set()
+    for case in labelled:
+        match = by_query.get(case.metadata.get(QUERY_VAR))
+        if match is None:
+            continue
+        covered.add(match.metadata[QUERY_VAR])
+        case.score = match.score if case.score is None else case.score
+        case.category = case.category or match.category
+        case.metadata.setdefault("judge_op", match.metadata.get("judge_op"))
+    return [*labelled, *(c for c in judged if c.metadata.get(QUERY_VAR) not in covered)]
+
+
+_CASE_FIELDS = (
+    "id",
+    "question",
+    "gold",
+    "prediction",
+    "prediction_var",
+    "verdict",
+    "score",
+    "evidence",
+    "category",
+    "metadata",
+)
+
+
+def case_record(case: Case) -> dict[str, Any]:
+    """A native case as JSON for the exported graph's `metadata.memtrace.cases`."""
+    return {key: getattr(case, key) for key in _CASE_FIELDS}
+
+
+def native_cases(run_id: str, records: Any, path: str) -> list[Case]:
+    """The cases memtrace wrote into its own export (`metadata.memtrace.cases`), validated."""
+    if not isinstance(records, list):
+        raise FormatError(path, f"metadata.memtrace.cases: must be a list, not {type(records).__name__}")
+    cases = []
+    for i, raw in enumerate(records):
+        where = f"metadata.memtrace.cases[{i}]"
+        if not isinstance(raw, dict):
+            raise FormatError(path, f"{where}: must be an object, not {type(raw).__name__}")
+        _check(raw.get("id"), (str,), where, "id", path, True)
+        _check(raw.get("question"), (str,), where, "question", path, True)
+        for key, types in (("gold", (list,)), ("evidence", (list,)), ("metadata", (dict,))):
+            _check(raw.get(key), types, where, key, path, False)
+        _check(raw.get("score"), (int, float), where, "score", path, False)
+        for key in ("prediction", "prediction_var", "verdict", "category"):
+            _check(raw.get(key), (str,), where, key, path, False)
+        fields = {key: raw.get(key) for key in _CASE_FIELDS}
+        for key, empty in (("gold", []), ("evidence", []), ("metadata", {})):
+            fields[key] = fields[key] if fields[key] is not None else empty
+        cases.append(Case(run_id=run_id, **fields))
     return cases

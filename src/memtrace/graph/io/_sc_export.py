@@ -4,7 +4,8 @@ An imported run (it carries `metadata["smartcomment"]`) is reproduced record for
 node, edge, operation and session ids, same values and time stamps. A run recorded by memtrace
 has no variable->variable edges, so each operation gets smartcomment's own shape: the cross
 product of its inputs and outputs, with the `COMMENT:NONE@1` placeholder standing in for a
-missing side. Native seqs travel in `metadata.memtrace.seq` so a re-import keeps the order.
+missing side. Native seqs travel in `metadata.memtrace.seq` so a re-import keeps the order; the
+run's name, system and cases travel in the graph's `metadata.memtrace`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from ..rows import case_from_row, edge_from_row, op_from_row, var_from_row
 from ..store import CASE_COLUMNS, EDGE_COLUMNS, OP_COLUMNS, VAR_COLUMNS, Store
 from ..values import decode_value
 from ._common import compact, format_sc_time, open_text, read_snapshot, stable_id
+from ._sc_cases import case_record
+from ._sc_deletions import FILE_CATEGORY, SYNTHETIC
 from ._sc_schema import (
     DELETED,
     NATIVE_FILE,
@@ -36,6 +39,7 @@ from ._sc_schema import (
     session_record,
     with_trigger,
 )
+from ._sc_values import VERBATIM, VERBATIM_TEXT, respell
 
 
 class _Sessions:
@@ -121,15 +125,13 @@ def export_smartcomment(store: Store, run_id: str) -> dict[str, Any]:
     run = store.run(run_id)
     with read_snapshot(store) as conn:
         ops, variables, edges, values = _load(conn, run.id)
+        cases = [
+            case_from_row(r)
+            for r in conn.execute(f"SELECT {CASE_COLUMNS} FROM cases WHERE run=? ORDER BY rowid", (run.id,))
+        ]
         if isinstance(run.metadata.get("smartcomment"), dict):
-            cases = [
-                case_from_row(r)
-                for r in conn.execute(
-                    f"SELECT {CASE_COLUMNS} FROM cases WHERE run=? ORDER BY rowid", (run.id,)
-                )
-            ]
             return _export_imported(run, ops, variables, edges, values, cases)
-        return _export_native(run, ops, variables, edges, values)
+        return _export_native(run, ops, variables, edges, values, cases)
 
 
 def write_smartcomment(store: Store, run_id: str, path: str | Path) -> dict[str, int]:
@@ -158,6 +160,8 @@ def _export_imported(
     top["strict"] = bool(top["strict"])
     top["created_at"] = top["created_at"] or format_sc_time(run.created_at)
     top["metadata"] = sc.get("metadata") or {}
+    if run.system and "memtrace" not in top["metadata"]:  # what the file did not say: the system it ran as
+        top["metadata"] = {**top["metadata"], "memtrace": {"name": run.name, "system": run.system}}
     top.update(sc.get("extra") or {})
     owners = {k: top.get(k) for k in OWNER_KEYS}
     sessions = _Sessions(sc.get("sessions") or [], owners, top["created_at"])
@@ -165,6 +169,8 @@ def _export_imported(
     nodes = []
     for version in sorted(variables, key=lambda v: (v.metadata.get("index", float("inf")), v.seq)):
         meta = version.metadata
+        if meta.get(SYNTHETIC):  # a deletion the importer derived from a DELETED link: not a node
+            continue
         class_name = meta.get("class_name")
         prefix = f"{class_name}:"
         name = version.name.removeprefix(prefix) if class_name is not None else version.name
@@ -172,7 +178,7 @@ def _export_imported(
             name=name,
             version=version.version,
             value=_imported_value(version, values),
-            category=version.category,
+            category=meta.get(FILE_CATEGORY, version.category),
             class_name=class_name,
             session_id=sessions.ensure(meta.get("session_id")),
             created_at=meta.get("created_at") or format_sc_time(version.created_at),
@@ -209,8 +215,8 @@ def _export_imported(
     sc_edges = []
     for edge in edges:
         meta = edge.metadata or {}
-        if edge.role != "out" or edge.source is None or "edge_id" not in meta:
-            continue  # input edges are derived on import; they are not smartcomment edges
+        if edge.source is None or "edge_id" not in meta:
+            continue  # derived on import (in-degree-0 inputs, deletions): not smartcomment edges
         record = edge_record(
             edge_id=meta["edge_id"],
             op_id=edge.op_id,
@@ -241,8 +247,14 @@ def _export_imported(
 
 
 def _imported_value(version: VariableVersion, values: Mapping[str, Any]) -> str:
-    """An imported version keeps its own text, even when it is marked deleted."""
+    """An imported version keeps its own text, even when it is marked deleted: decoded values are
+    spelt back as the file spelt them."""
     value = values.get(version.blob) if version.blob else None
+    spelling = version.metadata.get("spelling")
+    if spelling == VERBATIM:
+        return version.metadata[VERBATIM_TEXT]
+    if isinstance(spelling, str) and version.blob:
+        return respell(value, spelling)
     return value if isinstance(value, str) else _value_text(version, values)
 
 
@@ -275,6 +287,7 @@ def _export_native(
     variables: list[VariableVersion],
     edges: list[Edge],
     values: Mapping[str, Any],
+    cases: list[Case],
 ) -> dict[str, Any]:
     created = format_sc_time(run.created_at)
     owners = {"graph_id": run.id, "user_id": None, "project_id": None}
@@ -378,6 +391,7 @@ def _export_native(
             "system": run.system,
             "dataset": run.dataset,
             "conversation": run.conversation,
+            "cases": [case_record(c) for c in cases],
         }
     )
     top = {k: None for k in TOP_KEYS}

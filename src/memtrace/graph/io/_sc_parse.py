@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import FormatError
+from ..model import MEMORY_ENTRY
 from ._common import parse_sc_time, stable_id
 from ._order import priority_order
-from ._sc_schema import NONE_NODE, NONE_OP, full_name_of
+from ._sc_schema import NONE_NODE, NONE_OP, RETRIEVAL, full_name_of
 
 
 class Checker:
@@ -158,20 +159,49 @@ def _check_common(check: Checker, rec: Mapping[str, Any], where: str, strings: t
     check.get(rec, "metadata", (dict,), where)
 
 
-def op_inputs(g: ParsedGraph) -> dict[str, list[str]]:
-    """Per operation, the nodes with in-degree 0 among its edges (REFERENCE.md), placeholder excluded.
+def retrieval_reads(g: ParsedGraph) -> dict[str, set[str]]:
+    """Per retrieval operation, the nodes it re-emitted: they were read, not written, by it.
+
+    MemBase's search links the query straight to the memory entries it returns, so in the file a
+    search looks like the writer of every memory it found. A memory entry, or a target some
+    non-retrieval operation writes, is read by a retrieval step; everything else is its output.
+    """
+    categories = {op["op_id"]: op.get("category") for op in g.operations}
+    written_by: dict[str, set[str]] = {}
+    for op_id, pairs in g.edges_by_op.items():
+        for _, target in pairs:
+            written_by.setdefault(target, set()).add(op_id)
+    reads: dict[str, set[str]] = {}
+    for op_id, pairs in g.edges_by_op.items():
+        if categories.get(op_id) != RETRIEVAL:
+            continue
+        for source, target in pairs:
+            node = g.nodes[g.node_index[target]]
+            if source == NONE_NODE or target == NONE_NODE or seq_hint(node) is not None:
+                continue
+            others = written_by[target] - {op_id}
+            if node.get("category") == MEMORY_ENTRY or any(categories.get(o) != RETRIEVAL for o in others):
+                reads.setdefault(op_id, set()).add(target)
+    return reads
+
+
+def op_inputs(g: ParsedGraph, reads: Mapping[str, set[str]]) -> dict[str, list[str]]:
+    """Per operation, the nodes with in-degree 0 among its edges (REFERENCE.md), placeholder excluded,
+    then the nodes a retrieval step read (`retrieval_reads`).
 
     `COMMENT:NONE@1` stands for "no input"; as a real input it would tie unrelated ops together.
     """
     out = {}
     for op_id, pairs in g.edges_by_op.items():
         targets = {t for _, t in pairs}
-        out[op_id] = list(dict.fromkeys(s for s, _ in pairs if s not in targets and s != NONE_NODE))
+        sources = [s for s, _ in pairs if s not in targets and s != NONE_NODE]
+        read = [t for _, t in pairs if t in reads.get(op_id, ())]
+        out[op_id] = list(dict.fromkeys([*sources, *read]))
     return out
 
 
 def assign_seqs(
-    g: ParsedGraph, inputs: Mapping[str, list[str]], fallback: float
+    g: ParsedGraph, inputs: Mapping[str, list[str]], reads: Mapping[str, set[str]], fallback: float
 ) -> tuple[list[int], list[float]]:
     """Seqs (1..n) and wall times for nodes then operations (index = node index, then n + op index).
 
@@ -192,7 +222,7 @@ def assign_seqs(
         k = n_nodes + g.op_index[op_id]
         before.extend((g.node_index[s], k) for s in inputs[op_id])
         for _, t in pairs:
-            if times[k] <= times[g.node_index[t]]:
+            if t not in reads.get(op_id, ()) and times[k] <= times[g.node_index[t]]:
                 before.append((k, g.node_index[t]))
     op_records = [*g.operations, *([{"op_id": NONE_OP}] if g.invented_none_op else [])]
     hints = [seq_hint(r) for r in (*g.nodes, *op_records)]

@@ -13,6 +13,8 @@ SENTINEL_FILE = "<sentinel>"
 NATIVE_FILE = "<memtrace>"
 #: The value a deleted memory version is exported as (and recognised by on import).
 DELETED = "DELETED"
+#: The operation category of search steps, whose links to existing memories are reads.
+RETRIEVAL = "retrieval"
 
 TOP_KEYS = ("graph_id", "user_id", "project_id", "storage_path", "strict", "driver_type", "created_at")
 OWNER_KEYS = ("graph_id", "user_id", "project_id")

@@ -1,9 +1,9 @@
 """Load the MemTraceBench benchmark: `<dir>/<split>/*.json`, one smartcomment graph per file.
 
 Each file becomes one run (system = split name, dataset = the graph's
-`memtracebench_dataset_source`) with its annotations as wrong cases. Every file is validated and
-written in its own transaction, so a broken file stops the load with a FormatError naming it
-while the runs loaded before it stay complete.
+`memtracebench_dataset_source`, name `<split>/<graph>`: splits reuse conversation names) with its
+annotations as labelled wrong cases and its other judged questions as cases too. The whole load is one
+transaction: a broken file stops it with a FormatError naming the file and nothing is written.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def load_memtracebench(
     runs: list[Run] = []
     with store.transaction() as conn:
         for done, (split, path) in enumerate(files, start=1):
-            imported = read_smartcomment(path, system=split, id_hint=path.name)
+            imported = read_smartcomment(path, system=split, id_hint=path.name, name_prefix=f"{split}/")
             runs.append(write_imported_in(store, conn, imported))
             if progress is not None:
                 progress(done, len(files), path)

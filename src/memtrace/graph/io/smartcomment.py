@@ -26,9 +26,17 @@ from ..rows import case_row, edge_row, op_row, var_row
 from ..store import Store
 from ..values import encode_value
 from ._common import compact, load_json_file, parse_sc_time, stable_id
-from ._sc_cases import annotation_cases, judged_cases
+from ._sc_cases import annotation_cases, judged_cases, merge_cases, native_cases
+from ._sc_deletions import (
+    FILE_CATEGORY,
+    MARKER_CATEGORY,
+    deleted_versions,
+    deletion_nodes,
+    interleave,
+    marker_deletions,
+)
 from ._sc_export import export_smartcomment, write_smartcomment
-from ._sc_parse import Checker, assign_seqs, memtrace_meta, op_inputs, parse_graph
+from ._sc_parse import Checker, assign_seqs, memtrace_meta, op_inputs, parse_graph, retrieval_reads
 from ._sc_schema import (
     COMPUTED_KEYS,
     DELETED,
@@ -39,6 +47,7 @@ from ._sc_schema import (
     OWNER_KEYS,
     TOP_KEYS,
 )
+from ._sc_values import VERBATIM, VERBATIM_TEXT, decode_spelled
 
 __all__ = [
     "ImportedRun",
@@ -76,11 +85,13 @@ def read_smartcomment(
     name: str | None = None,
     system: str | None = None,
     id_hint: str | None = None,
+    name_prefix: str = "",
 ) -> ImportedRun:
     """Validate a smartcomment export (a path or the parsed dict) and map it to memtrace records.
 
     The run id is stable: derived from graph_id, the MemTraceBench file name (or `id_hint`) and
     the system, so importing the same graph again replaces it instead of duplicating it.
+    `name_prefix` qualifies the default name (a benchmark split: `mem0/conv-h01`).
     """
     path = "<dict>" if isinstance(source, Mapping) else str(source)
     raw = source if isinstance(source, Mapping) else load_json_file(source)
@@ -99,26 +110,40 @@ def read_smartcomment(
     g = parse_graph(data, check, run_id)
 
     imported = ImportedRun(run=Run(id=run_id, name=""))
+    by_id = {node_id: g.nodes[i] for node_id, i in g.node_index.items()}
+    judged = judged_cases(run_id, by_id, g.full_names, g.operations, g.edges_by_op)
+    labelled: list[Case] = []
     if annotations:
-        imported.cases, imported.annotations = annotation_cases(run_id, annotations, path)
-    else:
-        by_id = {node_id: g.nodes[i] for node_id, i in g.node_index.items()}
-        imported.cases = judged_cases(run_id, by_id, g.full_names, g.operations, g.edges_by_op)
+        labelled, imported.annotations = annotation_cases(run_id, annotations, path, g.node_index)
+    imported.cases = merge_cases(labelled, judged)
+    native = graph_meta.get("memtrace") if isinstance(graph_meta.get("memtrace"), dict) else {}
+    if native.get("cases") is not None:  # memtrace's own export: its cases, not re-derived ones
+        imported.cases = native_cases(run_id, native["cases"], path)
 
     top_time = _lenient_time(raw.get("created_at"))
     known_times = [t for t in (*g.node_times, *g.op_times, *g.edge_times) if t is not None]
     fallback = top_time if top_time is not None else min(known_times, default=0.0)
-    inputs_of = op_inputs(g)
-    seqs, times = assign_seqs(g, inputs_of, fallback)
+    reads = retrieval_reads(g)
+    inputs_of = op_inputs(g, reads)
+    seqs, times = assign_seqs(g, inputs_of, reads, fallback)
     n_nodes = len(g.nodes)
+    decoded = [_node_value(node) for node in g.nodes]
+    markers, deleted_in_place = deletion_nodes(g, [value for value, _ in decoded])
 
     # -- records ----------------------------------------------------------------------------
     blobs: dict[str, tuple[str, str, bytes]] = {}
     for i, node in enumerate(g.nodes):
         node_id = g.node_ids[i]
-        blob = encode_value(_node_value(node))
+        value, spelling = decoded[i]
+        blob = encode_value(value)
         blobs.setdefault(blob[0], blob)
         category = node.get("category") or "variable"
+        is_deletion = node_id in deleted_in_place or (bool(memtrace_meta(node)) and node["value"] == DELETED)
+        more = {"class_name": node.get("class_name"), "index": i, "spelling": spelling}
+        if spelling == VERBATIM:
+            more[VERBATIM_TEXT] = node["value"]
+        if node_id in markers:  # not a memory unit, whatever the file calls it
+            more[FILE_CATEGORY], category = node.get("category"), MARKER_CATEGORY
         imported.variables.append(
             VariableVersion(
                 run_id=run_id,
@@ -128,9 +153,9 @@ def read_smartcomment(
                 seq=seqs[i],
                 category=category,
                 blob=blob[0],
-                deleted=category == MEMORY_ENTRY and node["value"] == DELETED,
+                deleted=category == MEMORY_ENTRY and is_deletion,
                 created_at=times[i],
-                metadata=_record_metadata(node, NODE_KEYS, raw, class_name=node.get("class_name"), index=i),
+                metadata=_record_metadata(node, NODE_KEYS, raw, **more),
             )
         )
     ends: dict[str, float] = {}
@@ -163,11 +188,18 @@ def read_smartcomment(
         )
     for edge, edge_id in zip(g.edges, g.edge_ids, strict=True):
         meta = _record_metadata(edge, EDGE_KEYS, raw, edge_id=edge_id, category=edge.get("category"))
-        imported.edges.append(
-            Edge(run_id, edge["op_id"], edge["target_full_node_id"], "out", edge["source_full_node_id"], meta)
-        )
+        op_id, target = edge["op_id"], edge["target_full_node_id"]
+        role = "in" if target in reads.get(op_id, ()) else "out"
+        imported.edges.append(Edge(run_id, op_id, target, role, edge["source_full_node_id"], meta))
     for op_id, inputs in inputs_of.items():
-        imported.edges.extend(Edge(run_id, op_id, var_id, "in") for var_id in inputs)
+        imported.edges.extend(
+            Edge(run_id, op_id, var_id, "in") for var_id in inputs if var_id not in reads.get(op_id, ())
+        )
+    added, deleting = deleted_versions(
+        run_id, marker_deletions(g, markers), imported.variables, {op.id: op for op in imported.ops}
+    )
+    imported.variables = interleave(imported.ops, imported.variables, added)
+    imported.edges.extend(deleting)
     imported.blobs = list(blobs.values())
 
     smartcomment = {k: raw.get(k) for k in TOP_KEYS}
@@ -179,10 +211,10 @@ def read_smartcomment(
     mtb_source = graph_meta.get("memtracebench_dataset_source")
     imported.run = Run(
         id=run_id,
-        name=name or _default_name(graph_meta, mtb_file, source, graph_id),
-        system=system,
-        dataset=mtb_source if isinstance(mtb_source, str) else None,
-        conversation=Path(mtb_file).stem if mtb_file else None,
+        name=name or _qualified(name_prefix, _default_name(graph_meta, mtb_file, source, graph_id)),
+        system=system or _text(native.get("system")),
+        dataset=mtb_source if isinstance(mtb_source, str) else _text(native.get("dataset")),
+        conversation=Path(mtb_file).stem if mtb_file else _text(native.get("conversation")),
         status=RUN_COMPLETE,
         metadata=compact(
             {"smartcomment": smartcomment, "source": compact({"format": "smartcomment", "file": source_name})}
@@ -191,6 +223,15 @@ def read_smartcomment(
         finished_at=max(known_times, default=None),
     )
     return imported
+
+
+def _qualified(prefix: str, name: str) -> str:
+    """`prefix + name`, once: a graph memtrace exported already carries its qualified name."""
+    return name if name.startswith(prefix) else prefix + name
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _lenient_time(text: Any) -> float | None:
@@ -211,11 +252,12 @@ def _parent_hint(op: Mapping[str, Any] | None, ops: Mapping[str, Any]) -> str | 
 
 
 def _default_name(meta: Mapping[str, Any], mtb_file: str | None, source: Any, graph_id: str) -> str:
-    if mtb_file:
-        return mtb_file.removesuffix(".json")
+    """The name memtrace exported the run under, else the benchmark file's, the file's, the graph id."""
     native = meta.get("memtrace")
     if isinstance(native, dict) and isinstance(native.get("name"), str):
         return native["name"]
+    if mtb_file:
+        return mtb_file.removesuffix(".json")
     if not isinstance(source, Mapping):
         return Path(source).name.removesuffix(".gz").removesuffix(".json")
     return graph_id
@@ -260,18 +302,23 @@ def import_smartcomment(
     system: str | None = None,
     replace: bool = True,
     id_hint: str | None = None,
+    name_prefix: str = "",
 ) -> Run:
     """Import one smartcomment graph file as a run: validated first, then written atomically."""
-    imported = read_smartcomment(path, name=name, system=system, id_hint=id_hint)
+    imported = read_smartcomment(path, name=name, system=system, id_hint=id_hint, name_prefix=name_prefix)
     return write_imported(store, imported, replace=replace)
 
 
-def _node_value(node: dict[str, Any]) -> Any:
-    """A node's value; JSON text that memtrace itself exported from a structure becomes it again."""
+def _node_value(node: dict[str, Any]) -> tuple[Any, str | None]:
+    """A node's value and its spelling: memtrace's own JSON exports decode as such, foreign text as
+    it was spelt (repr or JSON, see `_sc_values`), plain text as it is."""
     value = node["value"]
-    if memtrace_meta(node).get("json") is True:
+    native = memtrace_meta(node)
+    if native.get("json") is True:
         try:
-            return json.loads(value)
+            return json.loads(value), None
         except ValueError:
-            return value
-    return value
+            return value, None
+    if native:
+        return value, None
+    return decode_spelled(value)
