@@ -177,7 +177,9 @@ def measure(system: str, args: argparse.Namespace, root: Path) -> dict[str, Any]
         "first_runs": first_runs,
     }
     print(f"[{system}] first run: {first['error'] or 'completed'} in {first['seconds']}s", flush=True)
-    if first["timed_out"] and not args.second_after_timeout:
+    if (first["timed_out"] and not args.second_after_timeout) or (
+        first["error"] and args.skip_second_on_failure
+    ):
         result["second"], result["second_runs"] = None, []
         return result
     print(f"[{system}] second identical run ...", flush=True)
@@ -262,6 +264,11 @@ def main() -> None:
         "--second-after-timeout",
         action="store_true",
         help="Still do the second run when the first timed out.",
+    )
+    parser.add_argument(
+        "--skip-second-on-failure",
+        action="store_true",
+        help="No second run when the first failed (it meets the same failure; saves its time).",
     )
     args = parser.parse_args()
     label = args.label or args.base_url
