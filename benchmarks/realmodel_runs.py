@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -166,6 +167,7 @@ def measure(system: str, args: argparse.Namespace, root: Path) -> dict[str, Any]
         args.model,
         "--base-url",
         args.base_url,
+        *shlex.split(args.run_args),
     ]
     print(f"[{system}] first run ...", flush=True)
     first = invoke([*base, "--json", str(workspace / "first.json")], args.timeout, workspace / "first.log")
@@ -251,6 +253,9 @@ def main() -> None:
     parser.add_argument("--model", required=True, help="Model name sent in every request.")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--dataset", default="sample")
+    parser.add_argument(
+        "--run-args", default="", help="More `memtrace run` flags, e.g. '--max-tokens 256 --timeout 300'."
+    )
     parser.add_argument("--questions", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=900.0, help="Seconds per `memtrace run`.")
     parser.add_argument(
