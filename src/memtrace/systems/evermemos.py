@@ -52,7 +52,7 @@ from .evermemos_prompts import (
     ForesightReply,
     SufficiencyReply,
 )
-from .rules import extract_facts, format_date, overlap
+from .rules import extract_facts, format_date, overlap, tag_lines
 
 BUFFER = "message_buffer"
 
@@ -115,7 +115,7 @@ class EverMemOSSystem(MemorySystem):
         with mt.op("buffer_message", category="construction") as op:
             op.use(message.var)
             self.pending.append(message)
-            self.buffer.append(f"[{message.turn.dia_id}] {message.text}")
+            self.buffer.append(tag_lines(message.turn.dia_id, message.text))
             self.buffer_var = op.mutated(self.buffer, name=BUFFER, category="buffer")
         closed, reason, decision = self._detect_boundary()
         if closed:
