@@ -1,0 +1,46 @@
+"""The overlap scorer: which parts of a value carry an evidence message's information."""
+
+from __future__ import annotations
+
+from memtrace.attribution.support import OverlapScorer, Target
+
+EVIDENCE = "Clara: I adopted a dog named Pepper last month! Pepper is a labrador and loves long walks."
+
+
+def breed() -> tuple[OverlapScorer, Target]:
+    scorer = OverlapScorer()
+    return scorer, scorer.prepare("What breed is Clara's dog?", ["labrador"], [("D1:7", EVIDENCE)])
+
+
+def test_an_untagged_line_needs_an_answer_word_and_half_the_sentence_stating_it() -> None:
+    scorer, target = breed()
+    assert scorer.carries(target, "Clara's dog Pepper is a labrador who loves long walks")
+    assert not scorer.carries(target, "Clara adopted a dog named Pepper")  # the question's word, no answer
+    assert not scorer.carries(target, "Diego saw a labrador")  # the answer, not the evidence's sentence
+    assert scorer.carries(target, ["Diego likes pasta", "Pepper the labrador loves walks"])
+
+
+def test_a_tagged_line_counts_only_for_its_own_message() -> None:
+    scorer, target = breed()
+    assert scorer.carries(target, "[D1:7] Clara: Pepper is a labrador")
+    assert not scorer.carries(target, "[D2:3] Clara: Pepper is a labrador and loves long walks")
+    assert scorer.carries(target, "[D1:6,D1:7] Clara's dog is a labrador")  # a memory of several messages
+    assert scorer.carries(target, {"memory": "Clara's dog is a labrador", "sources": ["D1:7"]})
+
+
+def test_a_speakers_name_is_not_the_answer() -> None:
+    scorer = OverlapScorer()
+    target = scorer.prepare(
+        "Who did Clara go hiking with?", ["Diego"], [("D3:2", "Clara: I went hiking with Diego at Mount Dandenong on Sunday.")]
+    )
+    assert not scorer.carries(target, "Diego: I started rowing on Sunday.")  # every Diego line names him
+    assert scorer.carries(target, "Clara went hiking with Diego at Mount Dandenong.")
+
+
+def test_a_date_stamp_on_every_line_is_not_the_answer() -> None:
+    scorer = OverlapScorer()
+    evidence = "Clara: I quit the band two days ago. It was too hard. [said on 4 May 2023]"
+    target = scorer.prepare("When did Clara quit the band?", ["4 May 2023"], [("D3:5", evidence)])
+    assert scorer.carries(target, "Clara quit the band two days ago. [said on 4 May 2023]")
+    assert not scorer.carries(target, "Diego made pasta for dinner. [said on 4 May 2023]")
+    assert not scorer.carries(target, " [said on 4 May 2023]")
