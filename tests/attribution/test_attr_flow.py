@@ -241,3 +241,28 @@ def test_of_two_retrieval_rounds_the_one_after_which_every_round_missed_is_blame
     (result,) = attribute(ws, "flow", run=run.id)
     assert result.error_type == "RetrievalError"
     assert ws.graph(run.id).op(result.op_id).name == blamed
+
+
+def test_an_earlier_harmless_deletion_is_not_blamed(tmp_path: Path) -> None:
+    """Deleting one of two memories holding the answer loses nothing: the later update that overwrote
+    the other one left memory without it, so restoring that update alone reaches the answer."""
+    with mt.run(tmp_path, name="siblings") as run:
+        with mt.op("load_session", category="construction") as op:
+            evidence = op.output("D1:1", "Clara: I adopted a dog named Pepper!", category="message")
+        with mt.op("extract", category="extraction") as op:
+            op.use(evidence)
+            run.memory("m1").create(FACT, by=op)
+            run.memory("m2").create({"memory": "Clara's dog is named Pepper"}, by=op)
+        with mt.op("dedupe", category="deletion") as op:
+            run.memory("m1").delete(by=op)
+        with mt.op("rewrite", category="update") as op:
+            run.memory("m2").update({"memory": "Clara likes long walks"}, by=op)
+        case = run.case("What is the name of Clara's dog?", gold="Pepper", evidence=["D1:1"])
+        with mt.op("answer", category="response") as op:
+            prediction = op.output("prediction", "Rex", category="prediction")
+        case.predict("Rex", var=prediction)
+        case.judge(False)
+    ws = mt.open(tmp_path)
+    result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
+    assert (result.error_type, ws.graph(run.id).op(result.op_id).name) == ("UpdateError", "rewrite")
+    assert "dedupe" in result.explanation  # the harmless change is named, and why it is not blamed

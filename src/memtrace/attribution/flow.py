@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 import weakref
-from dataclasses import dataclass
 from typing import Any
 
 from ..eval import says_unanswerable
@@ -20,24 +19,13 @@ from ..graph import MEMORY_ENTRY, Case, GraphQueries, Operation, VariableVersion
 from ..graph.values import encode_value, value_text
 from ..llm import usage_scope
 from .anatomy import CaseAnatomy, case_anatomy
-from .evidence import dated_message, locate_evidence
+from .evidence import dated_message, locate_evidence, locator_for
+from .losses import DELETED_MARKER, decisive_loss, live_state, losses
 from .model import Attribution, Cost, PathStep, undetermined
 from .support import OverlapScorer, SupportScorer, Target, value_words
 
 #: Operation categories information flows through during construction (not queries or judges).
 _CONSTRUCTION = {"construction", "extraction", "update", "deletion", "embedding", "mutation", "operation"}
-DELETED_MARKER = "DELETED"
-
-
-@dataclass(slots=True)
-class Loss:
-    """Where a memory unit that carried the information stopped carrying it."""
-
-    unit: str
-    kept: VariableVersion
-    op: Operation
-    error_type: str
-    after: Any
 
 
 class _GraphFacts:
@@ -46,10 +34,18 @@ class _GraphFacts:
     def __init__(self, graph: GraphQueries) -> None:
         self.memory = _memory_versions(graph)
         self.words: dict[str, tuple[frozenset[str], ...]] = {}
+        self._speakers: frozenset[str] | None = None
         marker = encode_value(DELETED_MARKER)[0]
         nodes = getattr(graph, "vars", None)
         #: Only graphs that use the shared DELETED marker need the (slower) marker checks.
         self.has_marker = any(v.blob == marker for v in nodes.values()) if isinstance(nodes, dict) else True
+
+    def speakers(self, graph: GraphQueries) -> frozenset[str]:
+        """Who speaks in the run's messages ('Clara: ...'): their names are on every line they said."""
+        if self._speakers is None:
+            texts = locator_for(graph).texts
+            self._speakers = frozenset(t.split(": ", 1)[0] for t in texts if ": " in t[:40])
+        return self._speakers
 
     def words_of(
         self, graph: GraphQueries, versions: list[VariableVersion]
@@ -119,14 +115,17 @@ class FlowMethod:
         found = locate_evidence(graph, case, method=self.evidence, k=self.k)
         if not found.versions:
             return undetermined(graph, case, self.name, found.problem or "no evidence messages found")
+        facts = self._graph_facts(graph)
         target = self.scorer.prepare(
-            case.question, case.gold, [(v.name, dated_message(graph, v)) for v in found.versions]
+            case.question,
+            case.gold,
+            [(v.name, dated_message(graph, v)) for v in found.versions],
+            facts.speakers(graph),
         )
         if target.empty:
             return undetermined(graph, case, self.name, "the evidence and gold answer have no content words")
         path = [PathStep("var", v.id, v.seq, f"evidence ({found.source})", True) for v in found.versions]
         question_seq = anatomy.question_seq
-        facts = self._graph_facts(graph)
         memory = [v for v in facts.memory if v.seq < question_seq]
         if isinstance(self.scorer, OverlapScorer):  # words cached per blob across cases
             words = facts.words_of(graph, memory)
@@ -137,7 +136,7 @@ class FlowMethod:
         carrying = {k: s for k, s in carrying.items() if s >= self.scorer.threshold}
         if not carrying:
             return self._extraction_error(graph, case, found.versions, target, question_seq, path)
-        live = _live_state(graph, question_seq, facts.has_marker)
+        live = live_state(graph, question_seq, facts.has_marker)
         live_carrying = [v for v in live.values() if v.id in carrying]
         first = min((graph.var(i) for i in carrying), key=lambda v: v.seq)
         path.append(PathStep("var", first.id, first.seq, "first memory unit version carrying it", True))
@@ -233,15 +232,12 @@ class FlowMethod:
         markers: bool,
     ) -> Attribution:
         """Memory held it once and not at question time: the earliest change that lost it."""
-        units = {graph.var(i).name for i in carrying}
-        losses = [
-            loss for unit in sorted(units) if (loss := _loss_of(graph, unit, carrying, question_seq, markers))
-        ]
-        if not losses:
+        found = losses(graph, carrying, question_seq, markers)
+        loss = decisive_loss(found)
+        if loss is None:
             return undetermined(
                 graph, case, self.name, "memory held the information but no loss could be located", path=path
             )
-        loss = min(losses, key=lambda item: item.op.seq)
         path.append(PathStep("var", loss.kept.id, loss.kept.seq, "last version carrying it", True))
         path.append(PathStep("op", loss.op.id, loss.op.seq, f"lost it ({loss.error_type})", False))
         change = "deleted" if loss.error_type == "DeletionError" else "overwrote"
@@ -251,7 +247,13 @@ class FlowMethod:
             + (f" with {_quote(value_text(loss.after))}" if loss.after is not None else "")
             + " before the question was asked, so the answer could not use it."
         )
-        confidence = 0.85 if len(losses) == 1 else 0.75
+        harmless = [other for other in found if other.harmless and other.op.seq < loss.op.seq]
+        if harmless:
+            explanation += (
+                f" Earlier, {harmless[0].op.name} ({harmless[0].op.id}) changed {harmless[0].unit}, but other"
+                " memory units still held the information then, so that change is not blamed."
+            )
+        confidence = 0.85 if len(found) == 1 else 0.75
         return Attribution(
             graph.run.id, case.id, loss.op.id, loss.error_type, confidence, explanation, self.name, path
         )
@@ -310,48 +312,6 @@ def _memory_versions(graph: GraphQueries) -> list[VariableVersion]:
     if isinstance(nodes, dict):  # GraphView: everything is in memory already
         return [v for v in nodes.values() if v.category == MEMORY_ENTRY]
     return [v for name in graph.memory_units() for v in graph.versions(name)]
-
-
-def _deleted_by_marker(graph: GraphQueries, version: VariableVersion, before: int) -> Operation | None:
-    """Mem0 graphs in MemTraceBench delete a unit by an edge to a shared node valued DELETED."""
-    for op in graph.consumers(version.id):
-        if op.seq >= before:
-            continue
-        outputs = graph.outputs(op.id)
-        values = graph.values(outputs)
-        if any(values[o.id] == DELETED_MARKER for o in outputs):
-            return op
-    return None
-
-
-def _live_state(graph: GraphQueries, seq: int, markers: bool) -> dict[str, VariableVersion]:
-    state = graph.memory_state_at(seq - 1)
-    if not markers:
-        return state
-    return {name: v for name, v in state.items() if _deleted_by_marker(graph, v, seq) is None}
-
-
-def _loss_of(
-    graph: GraphQueries, unit: str, carrying: dict[str, float], before: int, markers: bool
-) -> Loss | None:
-    versions = [v for v in graph.versions(unit) if v.seq < before]
-    last = max((i for i, v in enumerate(versions) if v.id in carrying), default=None)
-    if last is None:
-        return None
-    kept = versions[last]
-    marker = _deleted_by_marker(graph, kept, before) if markers else None
-    if last + 1 < len(versions):
-        nxt = versions[last + 1]
-        producers = graph.producers(nxt.id)
-        if not producers:
-            return None
-        op = producers[-1]
-        deleted = nxt.deleted or op.category == "deletion"
-        after = None if deleted else graph.value(nxt.id)
-        return Loss(unit, kept, op, "DeletionError" if deleted else "UpdateError", after)
-    if marker is not None:
-        return Loss(unit, kept, marker, "DeletionError", None)
-    return None
 
 
 def _quote(text: str, width: int = 90) -> str:
