@@ -71,3 +71,30 @@ def test_an_injected_deletion_is_attributed_and_its_repair_verified(tmp_path: Pa
     assert (attribution.error_type, attribution.op_id) == ("DeletionError", injection.op_id)
     outcome = verify(ws, attribution)
     assert outcome.verdict == "true", outcome.reason
+
+
+def test_an_evermemos_extraction_fault_is_blamed_on_the_memcell_extraction(tmp_path: Path) -> None:
+    """The buffer holds the raw message (no date); the memcell extraction is where it failed to enter
+    memory, and the raw memcell it writes is a dead end retrieval never searches."""
+    from memtrace.bench.faults import Injector
+    from memtrace.systems.evermemos import EverMemOSSystem
+    from memtrace.systems.replay import replay
+
+    run = run_conversation(EverMemOSSystem(), sample_conversation(0), tmp_path)
+    ws = mt.open(tmp_path)
+    injector = Injector(ws.view(run.run_id))
+    planned = [
+        i for c in ws.cases(run.run_id) if c.verdict == "correct" for i in injector.plan(c)
+        if i.error_type == "ExtractionError"
+    ]  # fmt: skip
+    flipped = []
+    for injection in planned:
+        broken = replay(tmp_path, run.run_id, injection.patch, cases=[injection.case_id])
+        if not broken.case(injection.case_id).correct:
+            flipped.append((injection, broken.run_id))
+    assert flipped, "no injected extraction fault flipped an answer"
+    ws = mt.open(tmp_path)
+    for injection, replay_run in flipped:
+        (attribution,) = attribute(ws, "flow", run=replay_run)
+        assert (attribution.error_type, attribution.op_id) == ("ExtractionError", injection.op_id)
+        assert ws.graph(replay_run).op(attribution.op_id).name == "extract_memcell"

@@ -20,12 +20,10 @@ from ..graph.values import encode_value, value_text
 from ..llm import usage_scope
 from .anatomy import CaseAnatomy, case_anatomy
 from .evidence import dated_message, locate_evidence, locator_for
+from .extraction import find_dropper
 from .losses import DELETED_MARKER, decisive_loss, live_state, losses
 from .model import Attribution, Cost, PathStep, undetermined
 from .support import OverlapScorer, SupportScorer, Target, value_words
-
-#: Operation categories information flows through during construction (not queries or judges).
-_CONSTRUCTION = {"construction", "extraction", "update", "deletion", "embedding", "mutation", "operation"}
 
 
 class _GraphFacts:
@@ -179,26 +177,13 @@ class FlowMethod:
         path: list[PathStep],
     ) -> Attribution:
         """No memory unit ever carried it: blame the operation that had it last and dropped it."""
-        dropper, depth, holder = None, -1, None
-        frontier = [(v, 0) for v in evidence]
-        seen = {v.id for v in evidence}
-        while frontier:
-            var, level = frontier.pop(0)
-            for op in graph.consumers(var.id):
-                if op.seq >= question_seq or op.category not in _CONSTRUCTION:
-                    continue
-                outputs = graph.outputs(op.id)
-                values = graph.values(outputs)
-                kept = [
-                    o for o in outputs if self.scorer.score(target, values[o.id]) >= self.scorer.threshold
-                ]
-                if not kept and (level > depth or (level == depth and dropper and op.seq < dropper.seq)):
-                    dropper, depth, holder = op, level, var
-                for out in kept:
-                    if out.id not in seen:
-                        seen.add(out.id)
-                        frontier.append((out, level + 1))
-        if dropper is None:
+        drop = find_dropper(
+            graph,
+            evidence,
+            lambda value: self.scorer.score(target, value) >= self.scorer.threshold,
+            question_seq,
+        )
+        if drop is None:
             return undetermined(
                 graph,
                 case,
@@ -206,11 +191,11 @@ class FlowMethod:
                 "no memory unit ever carried the evidence, and no construction operation consumed it",
                 path=path,
             )
-        assert holder is not None
+        dropper, holder = drop.op, drop.holder
         path.append(
             PathStep("var", holder.id, holder.seq, f"last carried here, consumed by {dropper.id}", True)
         )
-        path.append(PathStep("op", dropper.id, dropper.seq, "dropped it: no output carries it", False))
+        path.append(PathStep("op", dropper.id, dropper.seq, "dropped it: no output carries it on", False))
         evidence_names = ", ".join(v.name for v in evidence)
         explanation = (
             f"No memory unit ever held the information of {evidence_names} "
