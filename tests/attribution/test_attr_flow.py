@@ -9,6 +9,7 @@ import pytest
 import memtrace as mt
 from memtrace.attribution import FlowMethod
 from memtrace.attribution.engine import attribute, make_method
+from memtrace.attribution.model import load_attributions
 
 FACT = {"memory": "Clara adopted a dog named Pepper"}
 
@@ -266,3 +267,33 @@ def test_an_earlier_harmless_deletion_is_not_blamed(tmp_path: Path) -> None:
     result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
     assert (result.error_type, ws.graph(run.id).op(result.op_id).name) == ("UpdateError", "rewrite")
     assert "dedupe" in result.explanation  # the harmless change is named, and why it is not blamed
+
+
+def test_a_response_error_shows_the_context_part_carrying_it_and_stores_it(tmp_path: Path) -> None:
+    build(tmp_path, "response")
+    ws = mt.open(tmp_path)
+    (result,) = attribute(ws, "flow")
+    parts = [step.part for step in result.path if step.part is not None]
+    assert result.error_type == "ResponseError" and parts == ["Clara adopted a dog named Pepper"]
+    assert "Clara adopted a dog named Pepper" in result.explanation
+    (stored,) = load_attributions(mt.open(tmp_path).store, method="flow")
+    assert stored.path == result.path
+
+
+def test_a_context_without_the_information_is_no_response_error(tmp_path: Path) -> None:
+    """Memory held it, the answer read a context with no part carrying it, and no retrieval fed it."""
+    with mt.run(tmp_path, name="no-retrieval") as run:
+        with mt.op("load_session", category="construction") as op:
+            evidence = op.output("D1:1", "Clara: I adopted a dog named Pepper!", category="message")
+        with mt.op("extract", category="extraction") as op:
+            op.use(evidence)
+            run.memory("m").create(FACT, by=op)
+        case = run.case("What is the name of Clara's dog?", gold="Pepper", evidence=["D1:1"])
+        with mt.op("answer", category="response") as op:
+            op.input("context", ["Diego loves dogs", "Clara: Pepper"], category="context")
+            prediction = op.output("prediction", "Rex", category="prediction")
+        case.predict("Rex", var=prediction)
+        case.judge(False)
+    ws = mt.open(tmp_path)
+    result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
+    assert result.error_type == "Undetermined" and "no part of its context carries it" in result.explanation

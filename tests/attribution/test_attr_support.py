@@ -31,7 +31,9 @@ def test_a_tagged_line_counts_only_for_its_own_message() -> None:
 def test_a_speakers_name_is_not_the_answer() -> None:
     scorer = OverlapScorer()
     target = scorer.prepare(
-        "Who did Clara go hiking with?", ["Diego"], [("D3:2", "Clara: I went hiking with Diego at Mount Dandenong on Sunday.")]
+        "Who did Clara go hiking with?",
+        ["Diego"],
+        [("D3:2", "Clara: I went hiking with Diego at Mount Dandenong on Sunday.")],
     )
     assert not scorer.carries(target, "Diego: I started rowing on Sunday.")  # every Diego line names him
     assert scorer.carries(target, "Clara went hiking with Diego at Mount Dandenong.")

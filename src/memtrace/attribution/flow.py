@@ -23,7 +23,7 @@ from .evidence import dated_message, locate_evidence, locator_for
 from .extraction import find_dropper
 from .losses import DELETED_MARKER, decisive_loss, live_state, losses
 from .model import Attribution, Cost, PathStep, undetermined
-from .support import OverlapScorer, SupportScorer, Target, value_words
+from .support import OverlapScorer, SupportScorer, Target, value_parts, value_words
 
 
 class _GraphFacts:
@@ -253,14 +253,19 @@ class FlowMethod:
         held_score: float,
         path: list[PathStep],
     ) -> Attribution:
-        """In memory when asked: was it in the retrieved context? If so the answer step failed."""
+        """In memory when asked: was it in the retrieved context? If so the answer step failed.
+
+        A ResponseError must show the part of the context that carries the information; when no part
+        does and no retrieval can be blamed, the method says it cannot decide.
+        """
         answer_op = anatomy.answer_op
         assert answer_op is not None
         context = anatomy.context_vars
         context_values = graph.values(context)
-        context_score = max((self.scorer.score(target, context_values[v.id]) for v in context), default=0.0)
         threshold = self.scorer.threshold
-        if anatomy.retrieval_op is not None and context_score < threshold:
+        parts = {v.id: self._best_part(target, context_values[v.id]) for v in context}
+        context_score = max((score for score, _ in parts.values()), default=0.0)
+        if context_score < threshold and anatomy.retrieval_op is not None:
             op = self._first_of_the_misses(graph, anatomy, target)
             path.append(PathStep("op", op.id, op.seq, "retrieved context misses it", False))
             explanation = (
@@ -272,20 +277,43 @@ class FlowMethod:
             return Attribution(
                 graph.run.id, case.id, op.id, "RetrievalError", confidence, explanation, self.name, path
             )
-        path.extend(PathStep("var", v.id, v.seq, "in the answer's context", True) for v in context)
+        if context_score < threshold:
+            where = "no context was found for it" if not context else "no part of its context carries it"
+            return undetermined(
+                graph,
+                case,
+                self.name,
+                f"At question time {held_by.name} held the information ({held_by.id}, support "
+                f"{held_score:.2f}), but {where} and no retrieval operation fed {answer_op.name} "
+                f"({answer_op.id}): neither a RetrievalError nor a ResponseError can be shown.",
+                path=path,
+            )
+        carrying = [v for v in context if parts[v.id][0] >= threshold]
+        path.extend(
+            PathStep("var", v.id, v.seq, "in the answer's context", True, parts[v.id][1]) for v in carrying
+        )
         path.append(
             PathStep("op", answer_op.id, answer_op.seq, "answered wrong from a context holding it", None)
         )
         prediction = case.prediction if case.prediction is not None else "?"
+        best = max(carrying, key=lambda v: parts[v.id][0])
         explanation = (
-            f"The context given to {answer_op.name} ({answer_op.id}) held the information "
-            f"(support {max(context_score, held_score):.2f}), yet it answered {_quote(prediction)} "
-            f"instead of {_quote(', '.join(case.gold))}."
+            f"The context given to {answer_op.name} ({answer_op.id}) held the information in "
+            f"{_quote(parts[best.id][1] or '')} ({best.id}, support {context_score:.2f}), yet it answered "
+            f"{_quote(prediction)} instead of {_quote(', '.join(case.gold))}."
         )
-        confidence = 0.75 if context else 0.5
         return Attribution(
-            graph.run.id, case.id, answer_op.id, "ResponseError", confidence, explanation, self.name, path
+            graph.run.id, case.id, answer_op.id, "ResponseError", 0.75, explanation, self.name, path
         )
+
+    def _best_part(self, target: Target, value: Any) -> tuple[float, str | None]:
+        """The context part that carries the information best: (its score, its text)."""
+        best: tuple[float, str | None] = (0.0, None)
+        for part, text in value_parts(value):
+            score = self.scorer.score(target, part)
+            if score > best[0]:
+                best = (score, text)
+        return best
 
 
 def _retrieved_outputs(graph: GraphQueries, op: Operation) -> list[VariableVersion]:

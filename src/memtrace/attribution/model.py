@@ -32,6 +32,7 @@ class PathStep:
     seq: int
     note: str
     carries: bool | None = None  # does this node still hold the critical information?
+    part: str | None = None  # the text of the part that carries the information (a line of a context)
 
 
 @dataclass(slots=True)

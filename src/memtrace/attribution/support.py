@@ -67,6 +67,19 @@ def value_words(value: Any) -> tuple[frozenset[str], ...]:
     return (content_stems(value_text(value)),)
 
 
+def value_parts(value: Any) -> list[tuple[Any, str]]:
+    """A value's parts as `value_words` splits them: (the part to score, its text to show)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [(line, line) for line in value.split("\n") if line.strip()]
+    if isinstance(value, (list, tuple)):
+        return [part for item in value for part in value_parts(item)]
+    if isinstance(value, dict) and isinstance(value.get("memory"), str):
+        return [(value, value["memory"])]
+    return [(value, value_text(value))]
+
+
 @functools.lru_cache(maxsize=2048)  # one run's memory versions; a window's split holds ~40 kB
 def parts_by_source(
     parts: tuple[frozenset[str], ...],
@@ -193,6 +206,18 @@ class OverlapScorer:
 
 
 _STAMP = re.compile(r"\s*\[said on (?P<date>[^\]]+)\]\s*$")
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+#: Words that say when, not what: dates are stamped on every line, so they cannot show a line's source.
+_WHEN_WORDS = content_stems(
+    "january february march april may june july august september october november december monday tuesday "
+    "wednesday thursday friday saturday sunday yesterday today tonight tomorrow ago day days week weeks "
+    "weekend month months year years last next"
+)
+
+
+def _what_words(words: frozenset[str], speakers: frozenset[str]) -> frozenset[str]:
+    """The words of a sentence that say what happened: not who said it, not when."""
+    return frozenset(w for w in words - speakers - _WHEN_WORDS if not _YEAR.match(w))
 
 
 def _statements(
@@ -200,7 +225,7 @@ def _statements(
 ) -> tuple[Statement, ...]:
     """The sentences of a message body that state an answer word, else the whole body but the
     question's words as one statement without answer words. A statement's words, the half a part must
-    hold, leave out speakers' names: they are on every line of the speaker.
+    hold, leave out speakers' names and dates: they are on every line of the speaker or the day.
 
     A trailing '[said on 8 May 2023]' dates every sentence: when the answer is that date, each
     sentence states it, but the date is on every line of that day, so it is not among the words.
@@ -212,12 +237,12 @@ def _statements(
     for sentence in sentences(text) or [text]:
         words = content_stems(sentence)
         stated = (words & answer) | dated
-        if stated and words - speakers:
-            found.append(Statement(frozenset(words - speakers), frozenset(stated)))
+        if stated and _what_words(words, speakers):
+            found.append(Statement(_what_words(words, speakers), frozenset(stated)))
     if found:
         return tuple(found)
     words = content_stems(text)
-    return (Statement(frozenset(words - asked - speakers) or words, frozenset()),)
+    return (Statement(_what_words(words - asked, speakers) or words, frozenset()),)
 
 
 def _untagged_score(key: frozenset[str], stating: tuple[Statement, ...], words: frozenset[str]) -> float:
