@@ -297,3 +297,30 @@ def test_a_context_without_the_information_is_no_response_error(tmp_path: Path) 
     ws = mt.open(tmp_path)
     result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
     assert result.error_type == "Undetermined" and "no part of its context carries it" in result.explanation
+
+
+def test_the_random_baseline_picks_the_same_under_a_seed_across_recordings(tmp_path: Path) -> None:
+    """Run ids (a replay's too) are fresh each recording; a seeded pick must not depend on them."""
+    from memtrace.datasets import sample_conversation
+    from memtrace.systems import run_conversation
+    from memtrace.systems.long_context import LongContext, LongContextConfig
+    from memtrace.systems.replay import replay
+
+    picks = []
+    for name in ("first", "second"):
+        run = run_conversation(
+            LongContext(LongContextConfig(max_tokens=600)), sample_conversation(0), tmp_path / name
+        )
+        ws = mt.open(tmp_path / name)
+        case = next(c for c in ws.cases(run.run_id) if c.verdict == "correct")
+        answer = ws.graph(run.run_id).producers(case.prediction_var)[-1]
+        replayed = replay(
+            tmp_path / name, run.run_id, {answer.id: {"outputs": {"prediction": "yes"}}}, cases=[case.id]
+        )
+        ws = mt.open(tmp_path / name)
+        method = make_method("random", seed=3)
+        found = [*attribute(ws, method), *attribute(ws, method, run=replayed.run_id)]
+        assert found[-1].run_id == replayed.run_id
+        picks.append([(a.case_id, a.op_id, a.error_type) for a in found])
+    assert len(picks[0]) > 5 and len({op for _, op, _ in picks[0]}) > 1
+    assert picks[0] == picks[1]

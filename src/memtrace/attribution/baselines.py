@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import time
 from typing import Any
 
-from ..graph import Case, GraphQueries
+from ..graph import Case, GraphQueries, Run
 from .anatomy import case_anatomy
 from .model import ERROR_TYPES, Attribution, Cost, undetermined
 
@@ -18,6 +19,13 @@ _TYPE_OF_CATEGORY = {
     "retrieval": "RetrievalError",
     "response": "ResponseError",
 }
+
+
+def run_identity(run: Run) -> str:
+    """What names a run across recordings: run ids are fresh each time (a replay's too), so a seeded
+    pick keyed by them would change from one benchmark to the next. A replay adds its patches."""
+    patches = (run.metadata.get("replay") or {}).get("patches")
+    return json.dumps([run.name, run.system, run.conversation, patches], sort_keys=True, default=str)
 
 
 class LastOpMethod:
@@ -66,7 +74,8 @@ class RandomMethod:
             for op in graph.ops_by_category(category)
             if op.seq <= anatomy.answer_op.seq
         ]
-        digest = hashlib.blake2b(f"{self.seed}:{graph.run.id}:{case.id}".encode(), digest_size=8).digest()
+        identity = f"{self.seed}:{run_identity(graph.run)}:{case.id}"
+        digest = hashlib.blake2b(identity.encode(), digest_size=8).digest()
         rng = random.Random(int.from_bytes(digest, "big"))
         op = rng.choice(sorted(candidates, key=lambda o: o.seq)) if candidates else anatomy.answer_op
         error_type = _TYPE_OF_CATEGORY.get(op.category, rng.choice(ERROR_TYPES))
