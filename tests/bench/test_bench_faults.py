@@ -18,7 +18,14 @@ from memtrace.systems.long_context import LongContext, LongContextConfig
 def test_injected_faults_flip_answers_and_are_written_as_a_benchmark(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = fault_benchmark(
-        ["long_context", "rag"], "sample", tmp_path / "ws", out, per_type=2, methods=["flow", "last-op"]
+        ["long_context", "rag"],
+        "sample",
+        tmp_path / "ws",
+        out,
+        per_type=2,
+        methods=["flow", "last-op"],
+        memtracebench=True,
+        keep_replays=True,
     )
     assert result["labelled"] >= 8
     flow, last = result["results"]["flow"]["all"], result["results"]["last-op"]["all"]
@@ -31,7 +38,25 @@ def test_injected_faults_flip_answers_and_are_written_as_a_benchmark(tmp_path: P
     assert again["all"]["op_accuracy"] == flow["op_accuracy"]
     ws = mt.open(tmp_path / "ws")
     replays = [r for r in ws.runs() if r.parent_run]
-    assert replays and all("patches" in r.metadata["replay"] for r in replays)
+    assert len(replays) == result["labelled"] and all("patches" in r.metadata["replay"] for r in replays)
+    assert set(result["written"]) == {
+        str(p) for p in (out / "faults.json", out / "faults.png", tmp_path / "ws")
+    } | {str(out / "memtracebench")}
+
+
+def test_the_benchmark_keeps_only_the_recorded_runs_by_default(tmp_path: Path) -> None:
+    """Replays read back hold a full copy of their run: kept, hundreds of them made gigabytes."""
+    out = tmp_path / "out"
+    result = fault_benchmark(["rag"], "sample", tmp_path / "ws", out, per_type=2, methods=["flow", "random"])
+    assert result["labelled"] >= 4
+    ws = mt.open(tmp_path / "ws")
+    assert [r.parent_run for r in ws.runs()] == [None]
+    assert not (out / "memtracebench").exists() and not list((tmp_path / "ws" / "journal").glob("*"))
+    assert set(result["written"]) == {str(out / "faults.json"), str(out / "faults.png"), str(tmp_path / "ws")}
+    again = fault_benchmark(
+        ["rag"], "sample", tmp_path / "ws2", tmp_path / "out2", per_type=2, methods=["random"]
+    )
+    assert again["results"]["random"] == result["results"]["random"]  # reproducible under the seed
 
 
 def test_trimming_losses_are_refuted_when_a_later_trim_drops_the_message_again(tmp_path: Path) -> None:

@@ -374,6 +374,12 @@ def bench_faults(
     workspace: Annotated[
         Path | None, typer.Option(help="Workspace for the runs (default: OUT/workspace).")
     ] = None,
+    memtracebench: Annotated[
+        bool, typer.Option(help="Also write each labelled replay as a MemTraceBench graph (large).")
+    ] = False,
+    keep_replays: Annotated[
+        bool, typer.Option(help="Keep the labelled replays in the workspace (each holds a full run).")
+    ] = False,
     json_out: JsonOption = None,
 ) -> None:
     """Inject faults into correct answers, keep those that flip, and score attribution methods on them."""
@@ -390,10 +396,13 @@ def bench_faults(
         methods=[m.strip() for m in method.split(",") if m.strip()],
         conversations=conversations,
         console=console,
+        memtracebench=memtracebench,
+        keep_replays=keep_replays,
     )
     for table in results_tables(result):
         console.print(table)
-    console.print(f"wrote {out / 'faults.json'}, {out / 'faults.png'} and {out / 'memtracebench'}")
+    for path, size in result["written"].items():
+        console.print(f"wrote {path} ({size / 2**20:.1f} MiB)")
     write_json(json_out, result)
 
 
