@@ -41,8 +41,11 @@ def test_a_speakers_name_is_not_the_answer() -> None:
 
 def test_a_date_stamp_on_every_line_is_not_the_answer() -> None:
     scorer = OverlapScorer()
-    evidence = "Clara: I quit the band two days ago. It was too hard. [said on 4 May 2023]"
+    evidence = "Clara: I quit the band two days ago. It was too hard to make rehearsals. [said on 4 May 2023]"
     target = scorer.prepare("When did Clara quit the band?", ["4 May 2023"], [("D3:5", evidence)])
     assert scorer.carries(target, "Clara quit the band two days ago. [said on 4 May 2023]")
     assert not scorer.carries(target, "Diego made pasta for dinner. [said on 4 May 2023]")
     assert not scorer.carries(target, " [said on 4 May 2023]")
+    assert not scorer.carries(
+        target, "It was too hard to make rehearsals [said on 4 May 2023]"
+    )  # not what was asked

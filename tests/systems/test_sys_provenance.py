@@ -63,3 +63,19 @@ def test_mem0_answer_context_keeps_each_memorys_sources(tmp_path: Path) -> None:
         ids, text = untag(item)
         assert ids is not None and tuple(ids.split(",")) in sources, item
         assert text and not text.startswith("[")
+
+
+def test_evermemos_answer_context_keeps_each_memorys_sources(tmp_path: Path) -> None:
+    from memtrace.datasets import sample_conversation
+
+    result = run_conversation(EverMemOSSystem(), sample_conversation(0), tmp_path)
+    ws = mt.open(tmp_path)
+    graph = ws.graph(result.run_id)
+    case = ws.cases(result.run_id)[0]
+    answer = graph.producers(case.prediction_var)[-1]
+    (context,) = [v for v in graph.inputs(answer.id) if v.category == "retrieved"]
+    retrieval = graph.producers(context.id)[-1]
+    sources = {",".join(graph.value(v.id)["sources"]) for v in graph.inputs(retrieval.id)
+               if v.category == "memory_entry"}  # fmt: skip
+    lines = [line for item in graph.value(context.id) for line in item.split("\n")]
+    assert lines and all(untag(line)[0] in sources for line in lines), lines

@@ -227,20 +227,25 @@ def _statements(
     question's words as one statement without answer words. A statement's words, the half a part must
     hold, leave out speakers' names and dates: they are on every line of the speaker or the day.
 
-    A trailing '[said on 8 May 2023]' dates every sentence: when the answer is that date, each
-    sentence states it, but the date is on every line of that day, so it is not among the words.
+    A trailing '[said on 8 May 2023]' dates every sentence: when the answer is that date, it is
+    stated by the sentences about what was asked (sharing a word with the question; all of them if
+    none does). The date is on every line of that day, so it is not among the words.
     """
     stamp = _STAMP.search(body)
     dated = answer & content_stems(stamp.group("date")) if stamp else frozenset()
     text = body[: stamp.start()] if stamp else body
-    found = []
+    found, by_date, asked_about = [], [], []
     for sentence in sentences(text) or [text]:
         words = content_stems(sentence)
-        stated = (words & answer) | dated
-        if stated and _what_words(words, speakers):
-            found.append(Statement(_what_words(words, speakers), frozenset(stated)))
-    if found:
-        return tuple(found)
+        what = _what_words(words, speakers)
+        if not what:
+            continue
+        if words & answer:
+            found.append(Statement(what, frozenset((words & answer) | dated)))
+        elif dated:
+            (asked_about if what & asked else by_date).append(Statement(what, dated))
+    if found or asked_about or by_date:
+        return tuple(found + (asked_about or by_date))
     words = content_stems(text)
     return (Statement(_what_words(words - asked, speakers) or words, frozenset()),)
 
