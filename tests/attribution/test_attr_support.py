@@ -49,3 +49,25 @@ def test_a_date_stamp_on_every_line_is_not_the_answer() -> None:
     assert not scorer.carries(
         target, "It was too hard to make rehearsals [said on 4 May 2023]"
     )  # not what was asked
+
+
+def test_the_sentence_stating_the_answer_is_the_one_stating_most_of_it() -> None:
+    scorer = OverlapScorer()
+    evidence = "Joanna: Writing is not always easy. Last week I found my early writings in old notebooks."
+    target = scorer.prepare(
+        "What did Joanna find in old notebooks?", ["early writings"], [("D26:5", evidence)]
+    )
+    assert not scorer.carries(target, "Writing is not always easy for Joanna")  # states 'writing' only
+    assert scorer.carries(target, "Joanna found her early writings in old notebooks")
+
+
+def test_a_date_is_stated_by_the_sentence_about_what_was_asked() -> None:
+    scorer = OverlapScorer()
+    evidence = (
+        "James: Yesterday, we started on a road trip. It was fun with the family and my dogs."
+        " [said on 5 November 2022]"
+    )
+    question = "When did James and his family start on a road trip?"
+    target = scorer.prepare(question, ["5 November 2022"], [("D30:1", evidence)])
+    assert scorer.carries(target, "James started on a road trip [said on 5 November 2022]")
+    assert not scorer.carries(target, "It was fun with the family and James's dogs [said on 5 November 2022]")

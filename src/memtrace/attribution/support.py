@@ -228,24 +228,29 @@ def _statements(
     hold, leave out speakers' names and dates: they are on every line of the speaker or the day.
 
     A trailing '[said on 8 May 2023]' dates every sentence: when the answer is that date, it is
-    stated by the sentences about what was asked (sharing a word with the question; all of them if
-    none does). The date is on every line of that day, so it is not among the words.
+    stated by the sentence most about what was asked. The date is on every line of that day, so it
+    is not among the words.
     """
     stamp = _STAMP.search(body)
     dated = answer & content_stems(stamp.group("date")) if stamp else frozenset()
     text = body[: stamp.start()] if stamp else body
-    found, by_date, asked_about = [], [], []
+    literal: list[tuple[int, Statement]] = []
+    by_date: list[tuple[int, Statement]] = []
     for sentence in sentences(text) or [text]:
         words = content_stems(sentence)
         what = _what_words(words, speakers)
         if not what:
             continue
         if words & answer:
-            found.append(Statement(what, frozenset((words & answer) | dated)))
+            literal.append((len(words & answer), Statement(what, frozenset((words & answer) | dated))))
         elif dated:
-            (asked_about if what & asked else by_date).append(Statement(what, dated))
-    if found or asked_about or by_date:
-        return tuple(found + (asked_about or by_date))
+            by_date.append((len(what & asked), Statement(what, dated)))
+    # The sentence that states the answer: the one stating most of it, or for a date, the one most
+    # about what was asked ("we started a road trip", not "it was fun with the dogs" said that day).
+    for candidates in (literal, by_date):
+        if candidates:
+            most = max(count for count, _ in candidates)
+            return tuple(statement for count, statement in candidates if count == most)
     words = content_stems(text)
     return (Statement(_what_words(words - asked, speakers) or words, frozenset()),)
 
