@@ -25,6 +25,7 @@ def test_a_tagged_line_counts_only_for_its_own_message() -> None:
     assert scorer.carries(target, "[D1:7] Clara: Pepper is a labrador")
     assert not scorer.carries(target, "[D2:3] Clara: Pepper is a labrador and loves long walks")
     assert scorer.carries(target, "[D1:6,D1:7] Clara's dog is a labrador")  # a memory of several messages
+    assert not scorer.carries(target, "[D1:7] Clara adopted a dog named Pepper")  # its own message, no answer
     assert scorer.carries(target, {"memory": "Clara's dog is a labrador", "sources": ["D1:7"]})
 
 

@@ -195,8 +195,10 @@ class OverlapScorer:
         for key, label, stating in zip(target.keys, labels, statements, strict=False):
             if not key:
                 continue
+            stated = key & target.answer
             for words in tagged.get(f"@{label}", ()) if label else ():
-                best = max(best, len(key & words) / len(key))
+                if words & stated or not stated:  # the question's words alone are not the answer
+                    best = max(best, len(key & words) / len(key))
             for words in untagged:
                 best = max(best, _untagged_score(key, stating, words))
         return best
