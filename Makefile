@@ -20,19 +20,28 @@ PYTHON_FOUND := $(shell for c in "$$PYTHON" python3.13 python3.12 python3; do \
 $(VENV)/.installed: pyproject.toml
 	@if [ -z "$(PYTHON_FOUND)" ]; then echo "memtrace needs Python >= 3.12 (set PYTHON=/path/to/python3.12)"; exit 1; fi
 	@echo "Using $(PYTHON_FOUND)"
-	"$(PYTHON_FOUND)" -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,bench,plot]"
+	@echo "Creating the virtual environment in $(VENV)/"
+	@"$(PYTHON_FOUND)" -m venv $(VENV)
+	@echo "Installing memtrace and its dependencies into $(VENV)/ (first time only; a few minutes)"
+	@$(PY) -m pip install --quiet --upgrade pip
+	@set -o pipefail; $(PY) -m pip install --progress-bar off -e ".[test,bench,plot]" \
+		| { grep --line-buffered '^Collecting' | sed -u 's/^Collecting /  /; s/ (from .*//' || true; }
+	@echo "Installed: $(VENV)/bin/memtrace"
 	@touch $@
 
 venv: $(VENV)/.installed
 
 demo: venv
 	rm -rf $(WORKSPACE)
-	$(VENV)/bin/memtrace run --system all --dataset sample --workspace $(WORKSPACE)
+	@echo; echo "== 1/5 Running the four memory systems offline on the bundled sample, recording every step"
+	$(VENV)/bin/memtrace run $(WORKSPACE) --system all --dataset sample
+	@echo; echo "== 2/5 What was recorded: runs, operations, memory units, questions"
 	$(VENV)/bin/memtrace inspect $(WORKSPACE) --units 12
+	@echo; echo "== 3/5 Attributing each wrong answer to its earliest decisive faulty operation"
 	$(VENV)/bin/memtrace attribute $(WORKSPACE)
+	@echo; echo "== 4/5 Verifying the attributions by replaying each run with the blamed operation repaired"
 	$(VENV)/bin/memtrace verify $(WORKSPACE)
+	@echo; echo "== 5/5 Writing the diagnostic report"
 	$(VENV)/bin/memtrace report $(WORKSPACE) --out $(WORKSPACE)/report
 
 test: venv

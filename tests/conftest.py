@@ -1,15 +1,47 @@
-"""Shared fixtures: temporary workspaces and a small recorded pipeline with a known shape."""
+"""Shared fixtures: temporary workspaces, a small recorded pipeline, and the shared LoCoMo file.
+
+The LoCoMo dev file is not part of the project: tests that need it ask for the `locomo_dev` fixture,
+which skips them with one reason when it is absent. MEMTRACE_SHARED_DATA names the folder holding it
+(default ../shared/data beside the project); every test that uses the fixture is marked `locomo`.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 import memtrace as mt
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-LOCOMO_DEV = SHARED_DATA / "locomo-dev.json"
+SHARED_DATA_ENV = "MEMTRACE_SHARED_DATA"
+
+
+def locomo_dev_file() -> Path:
+    """locomo-dev.json in $MEMTRACE_SHARED_DATA, else in ../shared/data beside the project."""
+    folder = os.environ.get(SHARED_DATA_ENV)
+    base = Path(folder) if folder else Path(__file__).resolve().parents[2] / "shared" / "data"
+    return base / "locomo-dev.json"
+
+
+def missing_locomo_reason(path: Path) -> str:
+    return f"needs the LoCoMo dev file {path} (set {SHARED_DATA_ENV} to the folder that holds it)"
+
+
+@pytest.fixture(scope="session")
+def locomo_dev() -> Path:
+    """The shared LoCoMo dev file; the test is skipped when it is absent."""
+    path = locomo_dev_file()
+    if not path.is_file():
+        pytest.skip(missing_locomo_reason(path))
+    return path
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs the LoCoMo file, so `-m "not locomo"` leaves them all out."""
+    for item in items:
+        if "locomo_dev" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.locomo)
 
 
 @pytest.fixture

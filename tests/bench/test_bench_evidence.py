@@ -13,8 +13,6 @@ from memtrace.attribution.evidence import locate_evidence
 from memtrace.bench.evidence import evidence_command, evidence_recall
 from memtrace.graph import MemtraceError
 
-LOCOMO_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev.json"
-
 MESSAGES = {
     "D1:1": "Alice adopted a beagle named Rex.",
     "D1:2": "Bob bought a red bicycle.",
@@ -201,14 +199,12 @@ def test_command_prints_a_table_and_writes_json(tmp_path: Path) -> None:
     assert json.loads(out.read_text()) == result
 
 
-@pytest.mark.locomo
-@pytest.mark.skipif(not LOCOMO_DEV.exists(), reason="needs ../shared/data/locomo-dev.json")
-def test_locomo_conversation_recall(tmp_path: Path) -> None:
+def test_locomo_conversation_recall(tmp_path: Path, locomo_dev: Path) -> None:
     from memtrace.datasets import load_dataset
     from memtrace.systems import run_conversation
     from memtrace.systems.rag import RAGSystem
 
-    (conversation,) = load_dataset(f"locomo:{LOCOMO_DEV}", conversations=1)
+    (conversation,) = load_dataset(f"locomo:{locomo_dev}", conversations=1)
     run_conversation(RAGSystem(), conversation, tmp_path / "ws")
     result = evidence_recall(tmp_path / "ws")
     assert result["cases"] > 150 and result["unresolved_gold"] <= 3

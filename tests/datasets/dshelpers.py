@@ -1,9 +1,8 @@
-"""Helpers for the dataset tests: where the shared LoCoMo file is, small fixtures, answer checks."""
+"""Helpers for the dataset tests: small fixtures and answer checks."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from datetime import date, timedelta
 from pathlib import Path
@@ -11,20 +10,11 @@ from typing import Any
 
 from memtrace.datasets import Conversation, Question
 
-SHARED_DATA_ENV = "MEMTRACE_SHARED_DATA"
-
 #: Words an answer may use without the evidence containing them.
 STOPWORDS = {"a", "an", "the", "and", "or", "no", "yes", "at", "in", "of", "to"}
 
 #: Relative day phrases the sample uses, as offsets from the session date.
 RELATIVE_DAYS = {"today": 0, "yesterday": -1, "two days ago": -2}
-
-
-def locomo_dev_path() -> Path:
-    """locomo-dev.json in $MEMTRACE_SHARED_DATA, else in ../shared/data beside the project."""
-    folder = os.environ.get(SHARED_DATA_ENV)
-    base = Path(folder) if folder else Path(__file__).resolve().parents[3] / "shared" / "data"
-    return base / "locomo-dev.json"
 
 
 def write_json(path: Path, data: Any) -> Path:

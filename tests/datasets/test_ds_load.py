@@ -55,3 +55,10 @@ def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(FormatError) as info:
         load_dataset(f"locomo:{tmp_path / 'nope.json'}")
     assert str(info.value) == f"{tmp_path / 'nope.json'}: no such file"
+
+
+def test_the_sample_gives_as_many_seeded_conversations_as_asked_for() -> None:
+    three = load_dataset("sample:5", conversations=3)
+    assert [c.id for c in three] == [sample_conversation(seed).id for seed in (5, 6, 7)]
+    assert len({c.id for c in three}) == 3
+    assert load_dataset("sample", conversations=0) == []

@@ -9,28 +9,18 @@ end of their session, conv-42 has a bare "D".
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
-from dshelpers import locomo_dev_path
 
 from memtrace.datasets import NOT_MENTIONED, Conversation, load_dataset, load_locomo
-
-LOCOMO = locomo_dev_path()
-
-pytestmark = [
-    pytest.mark.locomo,
-    pytest.mark.skipif(
-        not LOCOMO.is_file(),
-        reason=f"LoCoMo dev file not found at {LOCOMO} (set MEMTRACE_SHARED_DATA to the shared data folder)",
-    ),
-]
 
 KNOWN_BROKEN = [("conv-42-q58", "D10:19"), ("conv-42-q88", "D"), ("conv-47-q38", "D4:36")]
 
 
 @pytest.fixture(scope="module")
-def convs() -> list[Conversation]:
-    return load_locomo(LOCOMO)
+def convs(locomo_dev: Path) -> list[Conversation]:
+    return load_locomo(locomo_dev)
 
 
 def test_counts(convs: list[Conversation]) -> None:
@@ -90,8 +80,8 @@ def test_evidence_resolves_except_known_typos(convs: list[Conversation]) -> None
         "D1:14", "D2:7", "D4:7", "D5:15", "D:11:26", "D20:21", "D26:36"]}  # fmt: skip
 
 
-def test_load_dataset_limits() -> None:
-    convs = load_dataset(f"locomo:{LOCOMO}", conversations=2, questions=5)
+def test_load_dataset_limits(locomo_dev: Path) -> None:
+    convs = load_dataset(f"locomo:{locomo_dev}", conversations=2, questions=5)
     assert [c.id for c in convs] == ["conv-26", "conv-30"]
     assert [len(c.questions) for c in convs] == [5, 5]
     assert convs[0].questions[0].id == "conv-26-q0"

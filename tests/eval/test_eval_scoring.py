@@ -165,14 +165,9 @@ def test_an_answerable_question_without_gold_is_an_error() -> None:
         locomo_score("Boston", [], category=4)
 
 
-LOCOMO_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev.json"
-
-
-@pytest.mark.locomo
-@pytest.mark.skipif(not LOCOMO_DEV.exists(), reason="needs ../shared/data/locomo-dev.json")
-def test_every_locomo_gold_answer_scores_one_against_itself() -> None:
+def test_every_locomo_gold_answer_scores_one_against_itself(locomo_dev: Path) -> None:
     scored = 0
-    for conversation in json.loads(LOCOMO_DEV.read_text(encoding="utf-8")):
+    for conversation in json.loads(locomo_dev.read_text(encoding="utf-8")):
         for qa in conversation["qa"]:
             if qa["category"] == 5:
                 assert locomo_score("Not mentioned in the conversation", qa.get("answer"), 5) == 1.0

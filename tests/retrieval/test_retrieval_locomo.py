@@ -5,21 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from memtrace.retrieval import BM25Index
 
-LOCOMO_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev.json"
 
-pytestmark = [
-    pytest.mark.locomo,
-    pytest.mark.skipif(not LOCOMO_DEV.exists(), reason="needs ../shared/data/locomo-dev.json"),
-]
-
-
-def test_bm25_evidence_recall_at_8_with_question_and_answer() -> None:
+def test_bm25_evidence_recall_at_8_with_question_and_answer(locomo_dev: Path) -> None:
     found = total = 0
-    for conversation in json.loads(LOCOMO_DEV.read_text(encoding="utf-8")):
+    for conversation in json.loads(locomo_dev.read_text(encoding="utf-8")):
         turns = [
             turn
             for key, session in conversation["conversation"].items()

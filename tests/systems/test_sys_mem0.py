@@ -25,8 +25,6 @@ from memtrace.systems.mem0_prompts import FACT_EXTRACTION_PROMPT, UPDATE_PROMPT
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 from llmhelpers import Reply, ScriptedOpenAIServer, scripted_client
 
-LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev.json"
-
 
 @pytest.fixture(scope="module")
 def sample_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RunResult]:
@@ -209,10 +207,8 @@ def test_llm_mode_records_nested_calls_and_applies_decisions(
     assert sum(op.name == "update_memory_decision.llm" for op in llm) == 2
 
 
-@pytest.mark.locomo
-@pytest.mark.skipif(not LOCOMO.is_file(), reason=f"LoCoMo dev file not found at {LOCOMO}")
-def test_locomo_smoke(tmp_path: Path) -> None:
-    (conversation,) = load_dataset(f"locomo:{LOCOMO}", conversations=1, questions=50)
+def test_locomo_smoke(tmp_path: Path, locomo_dev: Path) -> None:
+    (conversation,) = load_dataset(f"locomo:{locomo_dev}", conversations=1, questions=50)
     result = run_conversation(Mem0System(), conversation, tmp_path)
     assert len(result.cases) == 50 and 0.05 < result.accuracy < 0.9
     with mt.open(tmp_path) as ws:

@@ -13,16 +13,15 @@ import typer
 from rich.table import Table
 
 from .run_cmd import parse_overrides
+from .workspace_arg import CommandLineError, WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
 if TYPE_CHECKING:
     from ..optimize import OptimizeResult, RoundRecord
 
 
 def optimize(
-    workspace: Annotated[
-        Path, typer.Option("--workspace", "-w", help="Workspace folder for runs and history.")
-    ],
-    system: Annotated[str, typer.Option(help="long_context, rag, mem0 or evermemos.")],
+    workspace_arg: WorkspaceArgument = None,
+    system: Annotated[str | None, typer.Option(help="long_context, rag, mem0 or evermemos.")] = None,
     dataset: Annotated[
         str, typer.Option(help="locomo:PATH, longmemeval:PATH, or sample (seeded sample conversations).")
     ] = "sample",
@@ -48,12 +47,16 @@ def optimize(
         str | None, typer.Option(help="Endpoint for --llm openai (or OPENAI_BASE_URL).")
     ] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the history JSON here.")] = None,
+    workspace_alias: WorkspaceAlias = None,
 ) -> None:
     """Optimise a memory system: attribute training failures, tune the blamed tunables, check on holdout."""
     from ..optimize import history_paths
     from ..optimize import optimize as run_optimize
     from . import app as cli  # the shared console and LLM client factory (app imports this module)
 
+    workspace = resolve_workspace(workspace_arg, workspace_alias)
+    if system is None:
+        raise CommandLineError("missing option --system (long_context, rag, mem0 or evermemos)")
     client = cli._llm_client(llm, model, base_url, workspace)
     with cli._progress() as progress:
         task = progress.add_task("optimising", total=None)

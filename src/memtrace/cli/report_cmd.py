@@ -13,10 +13,11 @@ import typer
 from rich.table import Table
 
 from ..graph import MemtraceError, Workspace
+from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
 
 def report(
-    workspace: Annotated[Path, typer.Argument(help="Workspace folder.")],
+    workspace_arg: WorkspaceArgument = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -36,12 +37,14 @@ def report(
         str | None, typer.Option(help="Endpoint for --llm openai (or OPENAI_BASE_URL).")
     ] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report JSON here.")] = None,
+    workspace_alias: WorkspaceAlias = None,
 ) -> None:
     """Diagnostic report: headline numbers, charts, evidence funnel, failure patterns with examples."""
     from ..attribution.engine import METHODS
     from ..report import build_report, write_report
     from .app import _progress, console, write_json
 
+    workspace = resolve_workspace(workspace_arg, workspace_alias)
     if method not in METHODS:
         raise MemtraceError(f"unknown attribution method {method!r} (choose {', '.join(METHODS)})")
     if llm not in ("offline", "openai"):
@@ -111,11 +114,11 @@ def headline_table(result: Any) -> Table:
 
 
 def patterns_table(result: Any, limit: int = 8) -> Table:
-    """The largest failure patterns."""
+    """The largest failure patterns, with the tunables each routes to (the report explains why)."""
     shown = result.patterns[:limit]
     more = f" (top {len(shown)} of {len(result.patterns)})" if len(result.patterns) > len(shown) else ""
     table = Table(title=f"Failure patterns{more}", title_justify="left")
-    for column in ("system", "operation", "error type", "count", "share", "examples"):
+    for column in ("system", "operation", "error type", "count", "share", "change next", "examples"):
         table.add_column(column, justify="right" if column in ("count", "share") else "left")
     for p in shown:
         table.add_row(
@@ -124,6 +127,7 @@ def patterns_table(result: Any, limit: int = 8) -> Table:
             p.error_type,
             str(p.count),
             f"{p.share:.0%}",
+            ", ".join(t.name for t in p.tunables) or "-",
             ", ".join(e.case_id for e in p.examples),
         )
     return table

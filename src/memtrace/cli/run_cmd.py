@@ -66,6 +66,12 @@ def run_systems(
     """One recorded run per conversation and system, with progress bars."""
     configs = {name: configured(name, overrides or {}, systems) for name in systems}
     data = load_dataset(dataset, conversations=conversations, questions=questions)
+    if conversations is not None and len(data) < conversations:
+        console.print(
+            f"note: {dataset} has {len(data)} conversation(s), fewer than the {conversations} asked for; "
+            f"running {len(data)}",
+            highlight=False,
+        )
     results: list[RunResult] = []
     with progress_bar(console) as progress:
         overall = progress.add_task("runs", total=len(systems) * len(data))

@@ -52,7 +52,9 @@ def load_dataset(
             seed = int(arg) if arg.strip() else 0
         except ValueError:
             raise DatasetSpecError(f"dataset {spec!r}: the seed must be an integer; {SPEC_HELP}") from None
-        loaded = [sample_conversation(seed)]
+        # As many seeded variants as asked for (seed, seed + 1, ...), like the optimiser's splits.
+        count = conversations if conversations is not None else 1
+        loaded = [sample_conversation(seed + offset) for offset in range(max(count, 0))]
     elif kind in ("locomo", "longmemeval"):
         if not arg.strip():
             raise DatasetSpecError(f"dataset {spec!r} has no path; {SPEC_HELP}")

@@ -150,6 +150,8 @@ class ValueSnippet(BaseModel):
     category: str
     text: str
     truncated: bool = False
+    #: lines of `text` (0-based) that mention the gold answer or an evidence message: what to look at.
+    marked: list[int] = Field(default_factory=list)
 
 
 class Example(BaseModel):
@@ -173,6 +175,19 @@ class Example(BaseModel):
     more_outputs: int = 0
 
 
+class TunableRoute(BaseModel):
+    """A prompt or setting of the system that governs a pattern's operation: what to change next."""
+
+    name: str
+    #: +1 raise it, -1 lower it, 0 either way (a prompt, a method), 2 per case (systems/tunable_routes.py).
+    direction: int
+    why: str
+
+    def change(self) -> str:
+        """The direction in a word or two, for the rendered report."""
+        return {1: "raise", -1: "lower", 0: "change"}.get(self.direction, "raise or lower, per case")
+
+
 class Pattern(BaseModel):
     """Attributions grouped by system, operation name and error type."""
 
@@ -187,6 +202,8 @@ class Pattern(BaseModel):
     verification: dict[str, int]
     categories: dict[str, int]
     examples: list[Example]
+    #: the tunables `memtrace optimize` would route this pattern to (empty for systems it does not know).
+    tunables: list[TunableRoute] = Field(default_factory=list)
 
 
 class Narrative(BaseModel):

@@ -2,8 +2,10 @@
 description and a few example cases showing what the decisive operation read and wrote.
 
 A pattern is what a developer fixes (one prompt, one setting, one component), so the groups are the
-unit of the report's "what to do next"; examples are picked to be trustworthy (replay-confirmed and
-confident first) and different from each other (distinct questions).
+unit of the report's "what to do next": each names the tunables `memtrace optimize` routes it to.
+Examples are picked to be trustworthy (replay-confirmed and confident first) and different from each
+other, within a pattern and across patterns: every system answers the same questions, so without that
+each system's pattern would show the same few.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ from collections.abc import Callable
 
 from ..attribution.model import UNDETERMINED, Attribution
 from ..graph import Case, GraphQueries, VariableVersion
-from .model import VERIFICATION_OUTCOMES, Example, FailureRecord, Pattern
-from .snippets import focus_terms, snippet
+from ..systems.tunable_routes import routes_for
+from .model import VERIFICATION_OUTCOMES, Example, FailureRecord, Pattern, TunableRoute
+from .snippets import evidence_texts, focus_terms, snippet
 
 EXAMPLES_PER_PATTERN = 3
 MAX_INPUTS = 4
 MAX_OUTPUTS = 3
+#: Categories whose values state the evidence itself (a context or a prompt only contains it).
+CARRIER_CATEGORIES = frozenset({"message", "memory_entry"})
 
 _WHAT = {
     "ExtractionError": "consumed the evidence but wrote none of it to memory: the information never "
@@ -60,11 +65,15 @@ def group_patterns(
     groups: dict[tuple[str, str, str], list[FailureRecord]] = defaultdict(list)
     for record in records:
         groups[record.system, record.op_name or "-", record.error_type].append(record)
+    order = sorted(groups, key=lambda key: (-len(groups[key]), *key))
+    shown: set[str] = set()  # questions already shown by a larger pattern
     patterns = []
-    for (system, op_name, error_type), members in groups.items():
+    for system, op_name, error_type in order:
+        members = groups[system, op_name, error_type]
         share = len(members) / max(system_failures.get(system, 0), len(members))
         reasons = [attributions[r.run_id, r.case_id].explanation for r in members]
-        chosen = pick_examples(members, per_pattern)
+        chosen = pick_examples(members, per_pattern, avoid=shown)
+        shown |= {question_key(r.question) for r in chosen}
         patterns.append(
             Pattern(
                 system=system,
@@ -77,21 +86,41 @@ def group_patterns(
                 verification=verification_counts([r.verified for r in members]),
                 categories=dict(Counter(r.category or "-" for r in members).most_common()),
                 examples=[example(r) for r in chosen],
+                tunables=tunables(system, op_name, members[0].op_category, error_type),
             )
         )
-    patterns.sort(key=lambda p: (-p.count, p.system, p.op_name, p.error_type))
     return patterns
 
 
-def pick_examples(members: list[FailureRecord], n: int) -> list[FailureRecord]:
-    """Trustworthy first (confirmed, then confident), one per distinct question."""
+def tunables(system: str, op_name: str, op_category: str | None, error_type: str) -> list[TunableRoute]:
+    """The prompts and settings the optimiser routes this pattern to, one entry per tunable."""
+    first: dict[str, TunableRoute] = {}
+    for r in routes_for(system, op_name, op_category, error_type):
+        first.setdefault(r.tunable, TunableRoute(name=r.tunable, direction=r.direction, why=r.why))
+    return list(first.values())
+
+
+def question_key(question: str) -> str:
+    return " ".join(question.lower().split())
+
+
+def pick_examples(
+    members: list[FailureRecord], n: int, avoid: set[str] | frozenset[str] = frozenset()
+) -> list[FailureRecord]:
+    """One per distinct question: questions not in `avoid` first, then confirmed, then confident."""
     ranked = sorted(
-        enumerate(members), key=lambda item: (_TRUST.get(item[1].verified, 2), -item[1].confidence, item[0])
+        enumerate(members),
+        key=lambda item: (
+            question_key(item[1].question) in avoid,
+            _TRUST.get(item[1].verified, 2),
+            -item[1].confidence,
+            item[0],
+        ),
     )
     chosen: list[FailureRecord] = []
     questions: set[str] = set()
     for _, record in ranked:
-        key = " ".join(record.question.lower().split())
+        key = question_key(record.question)
         if key in questions:
             continue
         questions.add(key)
@@ -119,6 +148,7 @@ def build_example(
     shown_in, shown_out = inputs[:MAX_INPUTS], outputs[:MAX_OUTPUTS]
     values = graph.values([*shown_in, *shown_out])
     focus = focus_terms(case, attribution)
+    evidence = evidence_texts(_carriers(graph, attribution))
     return Example(
         run_id=record.run_id,
         case_id=record.case_id,
@@ -132,8 +162,20 @@ def build_example(
         confidence=attribution.confidence,
         verified=attribution.verified,
         revised_from=record.revised_from,
-        inputs=[snippet(v, values[v.id], focus) for v in shown_in],
-        outputs=[snippet(v, values[v.id], focus) for v in shown_out],
+        inputs=[snippet(v, values[v.id], focus, evidence=evidence) for v in shown_in],
+        outputs=[snippet(v, values[v.id], focus, evidence=evidence) for v in shown_out],
         more_inputs=len(inputs) - len(shown_in),
         more_outputs=len(outputs) - len(shown_out),
     )
+
+
+def _carriers(graph: GraphQueries, attribution: Attribution) -> list[object]:
+    """Values of the messages and memory units on the evidence path that still carry the information."""
+    ids = [
+        step.id
+        for step in attribution.path
+        if step.kind == "var" and step.carries is not False and graph.has_var(step.id)
+    ]
+    chosen = [v for v in (graph.var(i) for i in dict.fromkeys(ids)) if v.category in CARRIER_CATEGORIES]
+    # A list-valued unit (a long-context buffer) holds everything said so far, not the evidence itself.
+    return [value for value in graph.values(chosen).values() if not isinstance(value, list)]

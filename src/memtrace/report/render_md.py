@@ -6,7 +6,7 @@ appears here as the table of the numbers it draws.
 
 from __future__ import annotations
 
-from .model import VERIFICATION_OUTCOMES, Example, Pattern, Report
+from .model import VERIFICATION_OUTCOMES, Example, Pattern, Report, ValueSnippet
 
 
 def _pct(value: float | None) -> str:
@@ -106,7 +106,7 @@ def render_markdown(report: Report) -> str:
     if not report.patterns:
         lines += ["No failed questions.", ""]
     for i, pattern in enumerate(report.patterns, 1):
-        lines += _pattern(i, pattern)
+        lines += _pattern(i, pattern, report.workspace)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -136,7 +136,7 @@ def _funnel(report: Report) -> list[str]:
     return lines
 
 
-def _pattern(i: int, p: Pattern) -> list[str]:
+def _pattern(i: int, p: Pattern, workspace: str) -> list[str]:
     lines = [
         f"### {i}. {p.system} · `{p.op_name}` · {p.error_type} — {p.count}",
         "",
@@ -146,6 +146,13 @@ def _pattern(i: int, p: Pattern) -> list[str]:
         f"question categories: {_counts(p.categories)}",
         "",
     ]
+    if p.tunables:
+        routes = "; ".join(f"`{t.name}` ({t.change()}: {t.why})" for t in p.tunables)
+        lines += [
+            f"**What to change next:** {routes}. `memtrace optimize {workspace} --system {p.system}` "
+            "tunes these and keeps a change only if validation improves.",
+            "",
+        ]
     for example in p.examples:
         lines += _example(example)
     return lines
@@ -170,10 +177,18 @@ def _example(e: Example) -> list[str]:
     for title, values, more in (("Input", e.inputs, e.more_inputs), ("Output", e.outputs, e.more_outputs)):
         for v in values:
             fence = _fence(v.text)
-            lines += [f"{title} `{v.id}` ({v.category}):", "", f"{fence}text", v.text, fence, ""]
+            note = " · ▶ marks the evidence or the gold answer" if v.marked else ""
+            lines += [f"{title} `{v.id}` ({v.category}){note}:", "", f"{fence}text", _marked(v), fence, ""]
         if more:
             lines += [f"… and {more} more {title.lower()}(s).", ""]
     return lines
+
+
+def _marked(v: ValueSnippet) -> str:
+    """The snippet's text with its marked lines flagged "▶ " (a code block cannot be highlighted)."""
+    if not v.marked:
+        return v.text
+    return "\n".join(f"{'▶ ' if i in v.marked else '  '}{text}" for i, text in enumerate(v.text.splitlines()))
 
 
 def _fence(text: str) -> str:

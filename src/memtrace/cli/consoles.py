@@ -1,0 +1,42 @@
+"""The CLI's consoles: terminal width on a terminal, full width when the output goes to a file or pipe.
+
+Rich falls back to 80 columns when it cannot ask a terminal, which cuts table cells in a saved log;
+a piped command writes each table as wide as its content instead (up to PIPED_WIDTH).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from rich.console import Console
+
+#: The widest a table may grow when nothing limits it; wide enough for every table the CLI prints.
+PIPED_WIDTH = 400
+
+#: Rules and headings that fill the line stop here on a piped console rather than at PIPED_WIDTH.
+RULE_WIDTH = 100
+
+
+def output_console(*, stderr: bool = False, **options: Any) -> Console:
+    """A console for stdout (or stderr) that does not truncate tables written to a file."""
+    stream = sys.stderr if stderr else sys.stdout
+    if os.environ.get("COLUMNS") or _is_terminal(stream):
+        return Console(stderr=stderr, **options)
+    return Console(stderr=stderr, width=PIPED_WIDTH, **options)
+
+
+def rule_width(console: Console) -> int:
+    """The width of a full-line rule: the terminal's, or RULE_WIDTH when the console is piped wide."""
+    return min(console.width, RULE_WIDTH) if console.width >= PIPED_WIDTH else console.width
+
+
+def _is_terminal(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+#: The consoles every command prints to.
+console = output_console()
+errors = output_console(stderr=True)
