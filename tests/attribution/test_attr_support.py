@@ -72,3 +72,15 @@ def test_a_date_is_stated_by_the_sentence_about_what_was_asked() -> None:
     target = scorer.prepare(question, ["5 November 2022"], [("D30:1", evidence)])
     assert scorer.carries(target, "James started on a road trip [said on 5 November 2022]")
     assert not scorer.carries(target, "It was fun with the family and James's dogs [said on 5 November 2022]")
+
+
+def test_a_tagged_line_needs_what_was_asked_about_not_just_the_days_date() -> None:
+    """Mem0 tags a memory with every message of its batch: the reply said that day is not the answer."""
+    scorer = OverlapScorer()
+    evidence = "Melanie: I made a plate in pottery class yesterday! [said on 25 August 2023]"
+    question = "When did Melanie make a plate in pottery class?"
+    target = scorer.prepare(question, ["24 August 2023"], [("D1:1", evidence)])
+    assert scorer.carries(target, "[D1:1] Melanie made a plate in pottery class [on 24 August 2023]")
+    assert not scorer.carries(
+        target, "[D1:1,D1:2] Pottery's so relaxing and creative [said on 25 August 2023]"
+    )

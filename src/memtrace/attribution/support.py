@@ -196,9 +196,11 @@ class OverlapScorer:
             if not key:
                 continue
             stated = key & target.answer
+            # A date is stamped on every line of its day: it shows the answer, not what it is about.
+            about = frozenset(w for w in key - _WHEN_WORDS if not _YEAR.match(w)) or key
             for words in tagged.get(f"@{label}", ()) if label else ():
                 if words & stated or not stated:  # the question's words alone are not the answer
-                    best = max(best, len(key & words) / len(key))
+                    best = max(best, len(about & words) / len(about))
             for words in untagged:
                 best = max(best, _untagged_score(key, stating, words))
         return best
