@@ -166,8 +166,9 @@ def test_run_with_an_unreachable_llm_is_one_line_and_keeps_the_run_incomplete(tm
         "--model", "test-model", "--base-url", "http://127.0.0.1:9/v1", check=False,
     )  # fmt: skip
     assert result.returncode == 1
-    (line,) = result.stderr.strip().splitlines()
-    assert "unreachable" in line and "127.0.0.1:9" in line
+    *notices, line = result.stderr.strip().splitlines()
+    assert "unreachable" in line and "127.0.0.1:9" in line and line.startswith("error:")
+    assert notices and all("retry" in notice and "127.0.0.1:9" in notice for notice in notices)
     (run,) = mt.open(ws).runs()
     assert run.status == "incomplete" and "unreachable" in run.error
 

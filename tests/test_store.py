@@ -99,3 +99,37 @@ def test_two_stores_opening_a_new_workspace_at_once_both_succeed(workspace: Path
     with ThreadPoolExecutor(4) as pool:
         stores = list(pool.map(lambda _: Store(workspace), range(4)))
     assert {s.schema_version for s in stores} == {SCHEMA_VERSION}
+
+
+class LockedOnceConnectionDouble:
+    """Answers the WAL switch the way SQLite does while another connection switches the same file."""
+
+    def __init__(self, refusals: int) -> None:
+        self.refusals = refusals
+        self.statements: list[str] = []
+
+    def execute(self, statement: str) -> None:
+        self.statements.append(statement)
+        if self.refusals:
+            self.refusals -= 1
+            raise sqlite3.OperationalError("database is locked")
+
+
+def test_switching_to_wal_waits_out_another_connection_doing_the_same() -> None:
+    from memtrace.graph.connect import enable_wal
+
+    connection = LockedOnceConnectionDouble(refusals=3)
+    enable_wal(connection)  # type: ignore[arg-type]
+    assert connection.statements == ["PRAGMA journal_mode=WAL"] * 4
+
+
+def test_many_first_opens_of_new_workspaces_at_once_all_succeed(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    for attempt in range(20):
+        folder = tmp_path / f"ws-{attempt}"
+        with ThreadPoolExecutor(6) as pool:
+            stores = list(pool.map(Store, [folder] * 6))
+        assert {s.schema_version for s in stores} == {SCHEMA_VERSION}
+        for store in stores:
+            store.close()

@@ -9,10 +9,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 def progress_bar(console: Console | None = None, *, transient: bool = True) -> Progress:
     """A rich Progress with the project's columns; transient, so finished bars leave the tables alone."""
     return Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # descriptions hold file and run names
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=console if console is not None else Console(),
+        console=console if console is not None else Console(markup=False),
         transient=transient,
     )

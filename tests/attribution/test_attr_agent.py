@@ -286,7 +286,8 @@ def test_view_regex_offset_grep_lifecycle_memory_state(sample: Any) -> None:
     assert "live memory unit(s)" in state and "mem-7: " in state
     up = tools.call("ancestors", {"node_id": case.prediction_var, "depth": 99}).text
     assert "to depth 6" in up and f"op {ids['answer']}" in up
-    assert "error: bad arguments for view" in tools.call("view", {"id": "D1:7@1"}).text
+    bad = tools.call("view", {"ident": "D1:7@1"}).text
+    assert bad.startswith("error: bad arguments for view") and "expected view(node_id, regex=null" in bad
     assert "unknown tool" in tools.call("rm", {}).text
 
 
@@ -348,3 +349,36 @@ def test_a_six_step_exploration_costs_well_under_the_token_budget(
         f" max {max(estimated):,}; largest observation {largest:,} chars"
     )
     assert average < 30_000 and max(estimated) < 30_000
+
+
+def test_obvious_argument_aliases_are_accepted(sample: Any) -> None:
+    graph, case, _ = dog_case(sample)
+    tools = AgentTools(graph, case)
+    by_alias = tools.call("descendants", {"id": "D1:7@1"})
+    assert not by_alias.failed
+    assert by_alias.text == tools.call("descendants", {"node_id": "D1:7@1"}).text
+    assert not tools.call("grep", {"regex": "labrador"}).failed
+    assert tools.call("start", {"nodes": ["D1:7"]}).nodes == ["D1:7@1"]
+
+
+def test_a_repeated_identical_failing_call_ends_the_exploration(
+    sample: Any, server: ScriptedOpenAIServer
+) -> None:
+    graph, case, _ = dog_case(sample)
+    server.default = lambda body: step("descendants", "look down", ident="D1:7@1")
+    result = AgentMethod(scripted_client(server), max_steps=15).attribute(graph, case)
+    assert len(server.chat_requests) == 2  # the first failure is shown, the identical retry ends it
+    assert "repeated a failing call" in result.explanation and not result.determined
+    shown = server.chat_requests[1].messages[-1]["content"]
+    assert "expected descendants(node_id, depth=2)" in shown and "descendants(node_id=...)" in shown
+
+
+def test_a_failing_call_the_model_corrects_goes_on(sample: Any, server: ScriptedOpenAIServer) -> None:
+    graph, case, ids = dog_case(sample)
+    server.enqueue(
+        step("descendants", "look down", ident="D1:7@1"),
+        step("descendants", "with the right name", node_id="D1:7@1"),
+        finish("RetrievalError", ids["search"]),
+    )
+    result = AgentMethod(scripted_client(server)).attribute(graph, case)
+    assert result.op_id == ids["search"] and len(server.chat_requests) == 3

@@ -10,6 +10,11 @@ through the `openai` SDK, so retries, timeouts, status codes and headers behave 
 
 Chat requests take the next scripted reply from the queue, or call `server.default` when it is empty.
 Embedding requests take from `server.embed_queue`, or get deterministic vectors from `fake_vector`.
+
+Behaviours of real servers it reproduces: llama-cpp-python refusing `json_schema` with a 500
+(`reject_status=500`, `reject_message=LLAMA_CPP_PYTHON_REFUSAL`), a reply cut by `max_tokens`
+(`Reply.cut`), a 200 whose JSON body stops short (`Reply.truncated_body`) or has no `choices`
+(`Reply.without_choices`), and a hung endpoint (`Reply.slow`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,11 @@ from memtrace.graph import Operation
 from memtrace.llm import LLMClient, make_client
 
 EMBED_DIM = 8
+#: What llama-cpp-python 0.3.x answers (HTTP 500) to `response_format: {"type": "json_schema"}`.
+LLAMA_CPP_PYTHON_REFUSAL = (
+    "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+    "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}]"
+)
 
 
 @dataclass
@@ -43,6 +53,25 @@ class Reply:
     body: dict[str, Any] | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    finish_reason: str = "stop"
+    raw: bytes | None = None  # sent as the body as is (a broken reply), overriding everything else
+    choices: bool = True
+
+    @classmethod
+    def cut(cls, text: str) -> Reply:
+        """A reply the server stopped at `max_tokens` (`finish_reason: "length"`)."""
+        return cls(text=text, finish_reason="length")
+
+    @classmethod
+    def truncated_body(cls, keep: int = 40) -> Reply:
+        """A 200 whose JSON body ends after `keep` bytes (a proxy or server that died mid-reply)."""
+        whole = json.dumps({"id": "x", "object": "chat.completion", "choices": [{"index": 0}]})
+        return cls(raw=whole[:keep].encode())
+
+    @classmethod
+    def without_choices(cls) -> Reply:
+        """A 200 chat completion without `choices` (seen from misconfigured proxies)."""
+        return cls(choices=False)
 
     @classmethod
     def error(
@@ -96,11 +125,15 @@ class ScriptedOpenAIServer:
         api_key: str | None = None,
         reject_json_schema: bool = False,
         reject_json_object: bool = False,
+        reject_status: int = 400,
+        reject_message: str | None = None,
         default: Callable[[dict[str, Any]], Reply | str] = echo_reply,
     ) -> None:
         self.api_key = api_key
         self.reject_json_schema = reject_json_schema
         self.reject_json_object = reject_json_object
+        self.reject_status = reject_status
+        self.reject_message = reject_message
         self.default = default
         self.queue: deque[Reply | str] = deque()
         self.embed_queue: deque[Reply] = deque()
@@ -157,7 +190,9 @@ class ScriptedOpenAIServer:
 
     # -- answering ---------------------------------------------------------------------------
 
-    def answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict, dict]:
+    def answer(
+        self, path: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> tuple[int, dict, dict | bytes]:
         """(status, headers, JSON body) for one request; runs in the handler thread."""
         with self._lock:
             self.requests.append(SeenRequest(path, headers, body))
@@ -169,7 +204,9 @@ class ScriptedOpenAIServer:
             with self._lock:
                 self.in_flight -= 1
 
-    def _route(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict, dict]:
+    def _route(
+        self, path: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> tuple[int, dict, dict | bytes]:
         if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
             return 401, {}, Reply.error(401, "Incorrect API key provided").body or {}
         if path.endswith("/embeddings"):
@@ -189,15 +226,18 @@ class ScriptedOpenAIServer:
         if reply.delay:
             self._stopping.wait(reply.delay)
 
-    def _chat(self, body: dict[str, Any]) -> tuple[int, dict, dict]:
+    def _chat(self, body: dict[str, Any]) -> tuple[int, dict, dict | bytes]:
         kind = (body.get("response_format") or {}).get("type")
         if (kind == "json_schema" and self.reject_json_schema) or (
             kind == "json_object" and self.reject_json_object
         ):
-            return 400, {}, Reply.error(400, f"response_format {kind} is not supported").body or {}
+            message = self.reject_message or f"response_format {kind} is not supported"
+            return self.reject_status, {}, Reply.error(self.reject_status, message).body or {}
         reply = self._next(self.queue, lambda: self.default(body))
         assert reply is not None
         self._wait(reply)
+        if reply.raw is not None:
+            return reply.status, reply.headers, reply.raw
         if reply.status != 200:
             return reply.status, reply.headers, reply.body or {}
         prompt_tokens = reply.input_tokens
@@ -215,7 +255,7 @@ class ScriptedOpenAIServer:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": reply.text},
-                    "finish_reason": "stop",
+                    "finish_reason": reply.finish_reason,
                 }
             ],
             "usage": {
@@ -224,6 +264,8 @@ class ScriptedOpenAIServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
+        if not reply.choices:
+            del payload["choices"]
         return 200, reply.headers, payload
 
     def _embeddings(self, body: dict[str, Any]) -> tuple[int, dict, dict]:
@@ -259,7 +301,7 @@ def _handler_for(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 body = {}
             headers = {k.lower(): v for k, v in self.headers.items()}
             status, extra, payload = server.answer(self.path, headers, body)
-            data = json.dumps(payload).encode()
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             try:
                 self.send_response(status)
                 self.send_header("content-type", "application/json")

@@ -51,7 +51,11 @@ def test_llm_op_is_nested_with_prompt_and_response_variables(
         assert graph.value(response.id) == json.dumps({"facts": ["Caroline moved to Boston"]})
         meta = llm.metadata
         assert meta["model"] == "scripted-model" and meta["backend"] == "openai"
-        assert meta["temperature"] == 0.2 and meta["max_tokens"] is None and meta["schema"] == "Facts"
+        assert (
+            meta["temperature"] == 0.2
+            and meta["max_tokens"] == client.max_tokens
+            and meta["schema"] == "Facts"
+        )
         assert meta["cached"] is False and meta["attempts"] == 1
         assert meta["usage"] == {"calls": 1, "input_tokens": 13, "output_tokens": 2, "cached_calls": 0}
         assert llm.seq > parent.seq

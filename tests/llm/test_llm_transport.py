@@ -64,12 +64,12 @@ def test_5xx_is_retried_and_gives_up_with_the_server_message(server: ScriptedOpe
     server.enqueue(*[Reply.error(500, "boom\nline two")] * 3)
     with pytest.raises(LLMError) as info:
         scripted_client(server, max_retries=2).chat(USER)
-    assert str(info.value) == f"LLM endpoint {server.url} failed with 500 after 3 attempts: boom line two"
+    assert str(info.value) == f"LLM endpoint {server.url} failed with 500: boom line two (3 attempts)"
 
 
 def test_rate_limit_that_never_ends_is_one_line(server: ScriptedOpenAIServer) -> None:
     server.enqueue(*[Reply.error(429, "quota")] * 2)
-    with pytest.raises(LLMError, match=r"is rate limiting \(429\) after 2 attempts: quota$"):
+    with pytest.raises(LLMError, match=r"is rate limiting \(429\): quota \(2 attempts\)$"):
         scripted_client(server, max_retries=1).chat(USER)
 
 
@@ -86,7 +86,9 @@ def test_bad_key_is_not_retried_and_says_so() -> None:
 
 def test_other_client_errors_fail_at_once(server: ScriptedOpenAIServer) -> None:
     server.enqueue(Reply.error(404, "model 'nope' not found"))
-    with pytest.raises(LLMError, match=r"answered 404 for model 'scripted-model': model 'nope' not found"):
+    with pytest.raises(
+        LLMError, match=r"does not serve model 'scripted-model' \(404\): model 'nope' not found"
+    ):
         scripted_client(server).chat(USER)
     assert len(server.chat_requests) == 1
 

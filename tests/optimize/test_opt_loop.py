@@ -213,3 +213,52 @@ def test_cli_too_few_conversations_is_one_line(tmp_path: Path) -> None:
     assert result.returncode == 1
     (line,) = result.stderr.strip().splitlines()
     assert line.endswith("sample:0: 1 conversation(s), but --train 4 --validation 2 --holdout 2 need 8")
+
+
+# -- a weak model ----------------------------------------------------------------------------------
+
+
+def _rewrites_in_prose(body: dict[str, Any]) -> Reply:
+    """Like `_scripted`, but the rewrite comes back as prose a small model writes, never JSON."""
+    text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+    if "You improve one prompt" in text:
+        return Reply("Sure! Here is a better prompt that will help the assistant answer.")
+    return _scripted(body)
+
+
+def test_an_unusable_rewrite_is_rejected_and_the_run_goes_on(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(default=_rewrites_in_prose) as server:
+        client = scripted_client(server, tmp_path)
+        result = optimize("long_context", "sample", tmp_path, **SPLIT, rounds=1, questions=4, llm=client)
+    [record] = result.rounds
+    rewrite = next(p for p in record.proposals if p.kind == "prompt")
+    assert rewrite.status == "rejected" and "the model's rewrite was unusable" in rewrite.reason
+    assert result.holdout is not None and result.final_config == result.start_config
+
+
+def _judge_says_correct(body: dict[str, Any]) -> Reply:
+    text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+    if "You grade answers" in text:
+        return Reply(json.dumps({"correct": True, "reason": "scripted"}))
+    return Reply("an answer")
+
+
+def test_no_failures_to_learn_from_is_said_and_ends_the_rounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    with ScriptedOpenAIServer(default=_judge_says_correct) as server:
+        args = ["memtrace", "optimize", "-w", str(tmp_path), "--system", "rag", "--llm", "openai"]
+        args += ["--model", "m", "--base-url", server.url, "--max-tokens", "40", "--judge", "llm"]
+        args += ["--train", "1", "--validation", "1", "--holdout", "1", "--rounds", "3", "--questions", "2"]
+        monkeypatch.setattr(sys, "argv", args)
+        with pytest.raises(SystemExit) as exit_code:
+            cli_app.main()
+        sent = {r.body.get("max_tokens") for r in server.chat_requests}
+    out = capsys.readouterr().out
+    assert exit_code.value.code == 0
+    assert "round 1: train 1.0000, no failures to learn from" in out and "round 2" not in out
+    assert "judge is unreliable" in " ".join(out.split())  # it called every answer correct
+    assert sent == {40}
+    history = json.loads((tmp_path / "optimize-history-rag.json").read_text())
+    [round_one] = history["rounds"]
+    assert round_one["decision"].startswith("no failures to learn from") and not round_one["proposals"]

@@ -18,7 +18,7 @@ from memtrace.cli.app import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from llmhelpers import ScriptedOpenAIServer
+from llmhelpers import Reply, ScriptedOpenAIServer
 from reporthelpers import copy_workspace, verified_workspace
 
 MEMTRACE = Path(sys.executable).with_name("memtrace")
@@ -120,8 +120,19 @@ def test_unreachable_llm_is_one_line_and_the_structured_report_is_written(
     args = ["--llm", "openai", "--model", "m", "--base-url", f"http://127.0.0.1:{port}/v1"]
     result = memtrace("report", workspace, "--out", tmp_path, *args)
     assert result.returncode == 1
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "narrative not written" in lines[0] and str(tmp_path) in lines[0]
+    *notices, line = result.stderr.strip().splitlines()
+    assert "narrative not written" in line and str(tmp_path) in line
+    assert len(notices) == 2 and all("retry" in notice for notice in notices)  # --retries defaults to 2
     for name in ("report.html", "report.md", "report.json"):
         assert (tmp_path / name).is_file()
     assert json.loads((tmp_path / "report.json").read_text())["narrative"] is None
+
+
+def test_the_narrative_call_takes_timeout_and_retries(
+    workspace: Path, tmp_path: Path, server: ScriptedOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.enqueue(Reply.slow(5.0))
+    args = ["--llm", "openai", "--model", "m", "--base-url", server.url, "--timeout", "0.3", "--retries", "0"]
+    code, _, err = in_process(capsys, "report", workspace, "--out", tmp_path, *args)
+    assert code == 1 and len(server.chat_requests) == 1
+    assert "narrative not written" in err and "timed out after 0.3s (1 attempt)" in err

@@ -17,6 +17,7 @@ from memtrace.report import (
     build_report,
     load_report,
     render_html,
+    render_markdown,
     write_narrative,
     write_report,
 )
@@ -81,6 +82,19 @@ def test_html_escapes_recorded_values(report: Report) -> None:
     html = render_html(tampered)
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)" in html
     assert "<code>&lt;b&gt;</code>" in html
+
+
+def test_markdown_shows_html_and_backticks_in_data_as_text(report: Report) -> None:
+    tampered = report.model_copy(deep=True)
+    example = tampered.patterns[0].examples[0]
+    example.question = "<img src=x onerror=alert(1)>\n# not a heading"
+    example.case_id = "q`1"
+    tampered.patterns[0].system = "<b>mem0</b>"
+    markdown = render_markdown(tampered)
+    assert "<img" not in markdown and "&lt;img src=x onerror=alert(1)&gt; # not a heading" in markdown
+    outside_code = re.sub(r"``.*?``|`[^`\n]*`", "", markdown)  # code spans show HTML as text
+    assert "<b>" not in outside_code and "&lt;b&gt;mem0&lt;/b&gt;" in markdown
+    assert "#### Case `` q`1 `` (run" in markdown
 
 
 def test_markdown_has_the_headline_table_and_every_section(report: Report, written: dict[str, Path]) -> None:

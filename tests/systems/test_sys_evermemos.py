@@ -22,7 +22,7 @@ from memtrace.systems import RunResult, run_conversation
 from memtrace.systems.evermemos import EverMemOSConfig, EverMemOSSystem, followup_queries
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from llmhelpers import ScriptedOpenAIServer, scripted_client
+from llmhelpers import Reply, ScriptedOpenAIServer, scripted_client
 
 
 @pytest.fixture(scope="module")
@@ -244,6 +244,59 @@ def test_llm_mode_records_each_call_under_its_step(tmp_path: Path) -> None:
         assert rounds.count("retrieve_round2") == 1
         prompts = {v.name for o in graph.ops_by_category("extraction") for v in graph.inputs(o.id)}
         assert {"episode_prompt", "event_log_prompt", "foresight_prompt"} <= prompts
+
+
+# -- a weak model ---------------------------------------------------------------------------------
+
+
+def test_a_cut_extraction_is_a_failed_step_and_the_run_goes_on(tmp_path: Path) -> None:
+    def weak(body: dict[str, Any]) -> Reply | str:
+        prompt = body["messages"][0]["content"]  # the request, also when the client asks again
+        if prompt.startswith("List the atomic facts") and "Rex" in prompt:
+            return Reply.cut('{"facts": ["Ana adopted a dog named Rex and she said that she')
+        return scripted(body)
+
+    with ScriptedOpenAIServer(default=weak) as server:
+        system = EverMemOSSystem(llm=scripted_client(server))
+        result = run_conversation(system, tiny_conversation(), tmp_path, judge=make_judge("f1"))
+        asked = [r.messages[0]["content"] for r in server.chat_requests]
+    [failure] = result.failures
+    assert failure.startswith("ingesting D1:4") and "cut at the length limit" in failure
+    assert [c.prediction for c in result.cases][1] == "Lumen" and result.cases[1].correct
+    with mt.open(tmp_path) as ws:
+        assert ws.run(result.run_id).status == "complete"
+        graph = ws.graph(result.run_id)
+        extractions = graph.ops_by_category("extraction")
+        assert [op.status for op in extractions] == ["error", "ok"]
+        assert "LLMReplyCutError" in extractions[0].metadata["error"]
+        # the failed memcell's messages left the buffer: the next memcell does not carry them again
+        [cell] = [v for v in graph.outputs(extractions[1].id) if v.category == "memcell"]
+        lines = graph.value(cell.id)["messages"]
+        assert lines and not any("Rex" in line for line in lines)
+    assert sum(a.startswith("List the atomic facts") and "Rex" in a for a in asked) == 3  # 1 + 2 retries
+
+
+def test_an_unusable_reply_at_question_time_fails_that_case_only(tmp_path: Path) -> None:
+    def weak(body: dict[str, Any]) -> Reply | str:
+        prompt = body["messages"][0]["content"]  # the request, also when the client asks again
+        if prompt.startswith("You check whether") and "breed" in prompt:
+            return "I think the answer is probably sufficient"
+        return scripted(body)
+
+    with ScriptedOpenAIServer(default=weak) as server:
+        system = EverMemOSSystem(llm=scripted_client(server))
+        result = run_conversation(system, tiny_conversation(), tmp_path, judge=make_judge("f1"))
+    [failure] = result.failures
+    assert failure.startswith("question q1: model scripted-model did not return JSON matching schema")
+    first, second = result.cases
+    assert (first.prediction, first.correct) == ("", False) and (second.prediction, second.correct) == (
+        "Lumen",
+        True,
+    )
+    with mt.open(tmp_path) as ws:
+        [case, _] = ws.cases(result.run_id)
+        assert case.verdict == "wrong" and "did not return JSON" in case.metadata["llm_failure"]
+        assert case.metadata["method"] == "failed"
 
 
 # -- LoCoMo --------------------------------------------------------------------------------------

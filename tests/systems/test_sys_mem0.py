@@ -240,3 +240,16 @@ def test_a_replay_sends_only_the_prompts_a_patch_changed_to_the_model(
     assert 0 < len(sent) < recorded
     assert not any(r.messages[0]["content"].startswith(FACT_EXTRACTION_PROMPT[:40]) for r in sent)
     assert any("Clara lives in Porto" in r.messages[-1]["content"] for r in sent)
+
+
+def test_a_model_that_extracts_no_facts_leaves_memory_empty_and_still_answers(tmp_path: Path) -> None:
+    def no_facts(body: dict[str, Any]) -> Reply:
+        if body["messages"][0]["content"].startswith(FACT_EXTRACTION_PROMPT[:40]):
+            return Reply(json.dumps({"facts": []}))
+        return Reply("I don't know")
+
+    with ScriptedOpenAIServer(default=no_facts) as silent:
+        system = Mem0System(llm=scripted_client(silent))
+        result = run_conversation(system, tiny_conversation(), tmp_path, judge=make_judge())
+    assert [case.prediction for case in result.cases] == ["I don't know"]
+    assert lifecycles(tmp_path, result.run_id) == {}

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..graph import Case, GraphQueries
-from ..llm import LLMClient, LLMOutputError, usage_scope
+from ..llm import RECOVERABLE_ERRORS, LLMClient, usage_scope
 from .agent_tools import MAX_FRONTIER, TOOL_DOCS, AgentTools, Finish
 from .model import ERROR_TYPES, UNDETERMINED, Attribution, AttributionMethod, Cost, PathStep, undetermined
 from .render import clip, preview
@@ -139,6 +139,7 @@ class AgentMethod:
         )
         intro = _intro(tools, case, seed)
         steps: list[Step] = []
+        failed_calls: set[str] = set()
         with usage_scope(f"agent {case.run_id}/{case.id}") as usage:
             stop = f"step budget ({self.max_steps} steps) exhausted"
             for number in range(1, self.max_steps + 1):
@@ -154,8 +155,10 @@ class AgentMethod:
                     reply = self.client.chat(
                         messages, schema=STEP_SCHEMA, temperature=self.temperature, name="attribution.agent"
                     )
-                except LLMOutputError as exc:
-                    stop = f"the model gave no usable step after {exc.attempts} attempts"
+                except RECOVERABLE_ERRORS as exc:  # invalid or cut JSON, or a garbled reply
+                    attempts = getattr(exc, "attempts", None)
+                    why = f"after {attempts} attempts" if attempts else f"({exc})"
+                    stop = f"the model gave no usable step {why}"
                     break
                 data = reply.data
                 tool, args = data["tool"], data.get("args") or {}
@@ -165,6 +168,12 @@ class AgentMethod:
                 if observation.finish is not None:
                     cost = _cost(usage.usage, started)
                     return _answer(graph, case, observation.finish, steps, cost)
+                if observation.failed:
+                    call = json.dumps([tool, args], sort_keys=True, default=str)
+                    if call in failed_calls:  # it read the error and asked again: it will not learn
+                        stop = f"the model repeated a failing call {preview(call, 120)} after its error"
+                        break
+                    failed_calls.add(call)
             cost = _cost(usage.usage, started)
         return _fallback(graph, case, seed, stop, steps, cost)
 

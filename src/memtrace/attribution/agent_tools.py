@@ -3,7 +3,9 @@
 Each tool is a method `t_<name>` taking JSON arguments and returning an observation string the model
 reads. Every answer is cut to `page_chars`, so a step costs about the same whatever the run's size;
 long answers are paged (`page=2`, `offset=`) rather than dropped. Bad arguments never raise: they come
-back as an observation that says what was wrong and how to call the tool, and the agent goes on.
+back as an observation that says what was wrong and the expected signature, and the agent goes on.
+Obvious argument aliases (`id` for `node_id`, `regex` for `pattern`, ...) are accepted, since small
+models keep guessing them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from ..graph import Case, GraphQueries, NotFoundError
 from ..graph.model import OP_CATEGORIES
+from .agent_args import required_args, with_aliases
 from .model import ERROR_TYPES, UNDETERMINED
 from .render import (
     all_vars,
@@ -81,6 +84,11 @@ class Observation:
     nodes: list[str] = field(default_factory=list)
     finish: Finish | None = None
 
+    @property
+    def failed(self) -> bool:
+        """The call did not work (bad tool, arguments or ids): the text says why."""
+        return self.text.startswith("error:")
+
 
 class AgentTools:
     """Graph tools over one case, with the frontier and the checks `finish` needs."""
@@ -100,12 +108,18 @@ class AgentTools:
         method: Callable[..., Observation] | None = getattr(self, f"t_{tool}", None)
         if method is None or tool not in TOOL_DOCS:
             return Observation(f"error: unknown tool {tool!r}; tools: {', '.join(TOOL_DOCS)}")
+        signature = TOOL_DOCS[tool].partition(":")[0]
         if not isinstance(args, dict):
-            return Observation(f"error: args must be a JSON object; usage: {TOOL_DOCS[tool]}")
+            return Observation(f"error: args must be a JSON object; expected {signature}")
+        args = with_aliases(method, args)
         try:
             inspect.signature(method).bind(**args)
         except TypeError as exc:
-            return Observation(f"error: bad arguments for {tool} ({exc}); usage: {TOOL_DOCS[tool]}")
+            problem = str(exc).replace("t_", "", 1) if str(exc).startswith("t_") else str(exc)
+            return Observation(
+                f"error: bad arguments for {tool} ({problem}); expected {signature}, e.g. "
+                f"{tool}({', '.join(f'{k}=...' for k in required_args(method))})"
+            )
         try:
             return method(**args)
         except NotFoundError as exc:

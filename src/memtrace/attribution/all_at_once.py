@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from ..graph import Case, GraphQueries, Operation
-from ..llm import LLMClient, LLMOutputError, usage_scope
+from ..llm import RECOVERABLE_ERRORS, LLMClient, usage_scope
 from .model import ERROR_TYPES, UNDETERMINED, Attribution, Cost, PathStep, undetermined
 from .render import all_ops, clip, log_blocks
 
@@ -106,8 +106,10 @@ class AllAtOnceMethod:
                     name="attribution.all_at_once",
                 )
                 data, problem = reply.data, None
-            except LLMOutputError as exc:
-                data, problem = None, f"the model gave no usable answer after {exc.attempts} attempts"
+            except RECOVERABLE_ERRORS as exc:  # invalid or cut JSON, or a reply the endpoint garbled
+                attempts = getattr(exc, "attempts", None)
+                why = f"after {attempts} attempts" if attempts else f"({exc})"
+                data, problem = None, f"the model gave no usable answer {why}"
         used = usage.usage
         cost = Cost(used.calls, used.input_tokens, used.output_tokens, time.perf_counter() - started)
         if data is None:

@@ -20,6 +20,7 @@ from ..graph import Case, GraphQueries, MemtraceError, Workspace
 from ..graph.values import value_text
 from ..systems.replay import replay
 from ..systems.rules import untag
+from ..systems.signing import UntrustedSnapshotError
 from .anatomy import case_anatomy
 from .evidence import dated_message
 from .model import Attribution, PathStep
@@ -100,6 +101,8 @@ def revise(ws: Workspace, attribution: Attribution, claim: Verification, *, llm:
             return claim
         try:
             result = replay(ws, attribution.run_id, patch, cases=[case.id], llm=llm)
+        except UntrustedSnapshotError:
+            raise  # a tampered workspace stops verification: it is not one failed oracle
         except MemtraceError as exc:
             claim.reason += f"; context oracle failed: {exc}"
             return claim

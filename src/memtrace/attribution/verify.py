@@ -17,6 +17,7 @@ from typing import Any
 from ..graph import MemtraceError, Workspace
 from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
+from ..systems.signing import UntrustedSnapshotError
 from .model import Attribution, load_attributions, save_attribution
 from .oracle import memory_as_context, revise
 from .verdicts import BY_ELIMINATION, NOT_VERIFIABLE, REFUTED, VERIFIED, Verification
@@ -81,6 +82,8 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
     else:
         try:
             result = replay(ws, attribution.run_id, patch, cases=[attribution.case_id], llm=llm)
+        except UntrustedSnapshotError:
+            raise  # a tampered workspace stops verification: it is not one unverifiable claim
         except MemtraceError as exc:
             return Verification(attribution, NOT_VERIFIABLE, str(exc))
         answered = result.case(attribution.case_id)

@@ -27,6 +27,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ..attribution.evidence import DEFAULT_K, QUERY_MODES, RETRIEVERS, EvidenceLocator, build_query
 from ..graph import Case, MemtraceError, Workspace
@@ -166,9 +167,9 @@ def evidence_table(result: dict[str, Any]) -> Table:
             best[row["query_mode"]] = max(best.get(row["query_mode"], 0.0), row["macro"])
     for row in result["results"]:
         macro, micro = row["macro"], row["micro"]
-        macro_text = "-" if macro is None else f"{macro:.3f}"
+        macro_text = Text("-" if macro is None else f"{macro:.3f}")
         if macro is not None and macro == best.get(row["query_mode"]):
-            macro_text = f"[bold]{macro_text}[/bold]"
+            macro_text.stylize("bold")
         table.add_row(
             row["query_mode"],
             row["method"],
@@ -197,7 +198,7 @@ def evidence_command(
     splits: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """`memtrace bench evidence`: measure with a progress bar, print the table, write JSON if asked."""
-    console = console if console is not None else Console()
+    console = console if console is not None else Console(markup=False)
     if not Path(source).exists():
         raise MemtraceError(f"{source}: no such file or directory")
     with progress_bar(console) as bar:

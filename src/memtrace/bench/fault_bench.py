@@ -20,6 +20,7 @@ from rich.table import Table
 from ..attribution.engine import make_method
 from ..attribution.model import ERROR_TYPES, UNDETERMINED
 from ..datasets import load_dataset
+from ..filenames import safe_filename
 from ..graph import Workspace
 from ..graph.io import export_smartcomment
 from ..graph.journal import ingest_journal, journal_path
@@ -52,7 +53,7 @@ def fault_benchmark(
     `keep_replays`): a replay read back holds a full copy of its run, and hundreds of them made the
     workspace gigabytes. `result["written"]` lists what was written where.
     """
-    console = console or Console()
+    console = console or Console(markup=False)  # prints sample ids and names from data
     methods = methods or ["flow", "last-op", "random"]
     attributors = {name: make_method(name, llm=llm, seed=seed) for name in methods}
     data = load_dataset(dataset, conversations=conversations)
@@ -183,10 +184,10 @@ def _write_memtracebench(ws: Workspace, system_name: str, injection: Injection, 
             "final_op_id": injection.op_id,
         }
     ]
-    folder = root / system_name
+    folder = root / safe_filename(system_name)
     folder.mkdir(parents=True, exist_ok=True)
-    name = f"{injection.case_id}-{injection.error_type}-{injection.replay_run}.json"
-    (folder / name).write_text(json.dumps(data))
+    name = safe_filename(f"{injection.case_id}-{injection.error_type}-{injection.replay_run}")
+    (folder / f"{name}.json").write_text(json.dumps(data))
 
 
 def _plot(result: dict[str, Any], path: Path) -> None:

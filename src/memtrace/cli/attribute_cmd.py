@@ -9,6 +9,7 @@ from rich.table import Table
 
 from ..attribution.model import Attribution
 from ..graph import Workspace
+from .consoles import styled
 from .render import short
 
 
@@ -23,7 +24,7 @@ def attribution_table(ws: Workspace, attributions: list[Attribution], title: str
         case = cases.get((item.run_id, item.case_id))
         graph = graphs.setdefault(item.run_id, ws.graph(item.run_id))
         op = graph.op(item.op_id) if item.op_id and graph.has_op(item.op_id) else None
-        kind = item.error_type if item.determined else f"[yellow]{item.error_type}[/yellow]"
+        kind = item.error_type if item.determined else styled(item.error_type, "yellow")
         table.add_row(
             graph.run.name,
             item.case_id,
@@ -51,9 +52,7 @@ def grouped_table(ws: Workspace, attributions: list[Attribution], title: str) ->
     for column in ("system", "error type", "operation", "cases"):
         table.add_column(column, justify="right" if column == "cases" else "left")
     for (system, kind, op_name), count in sorted(groups.items(), key=lambda kv: (kv[0][0], -kv[1])):
-        table.add_row(
-            system, kind if kind != "Undetermined" else f"[yellow]{kind}[/yellow]", op_name, str(count)
-        )
+        table.add_row(system, kind if kind != "Undetermined" else styled(kind, "yellow"), op_name, str(count))
     return table
 
 

@@ -1,7 +1,9 @@
-"""The CLI's consoles: terminal width on a terminal, full width when the output goes to a file or pipe.
+"""The CLI's consoles: markup off, terminal width on a terminal, full width when piped to a file.
 
-Rich falls back to 80 columns when it cannot ask a terminal, which cuts table cells in a saved log;
-a piped command writes each table as wide as its content instead (up to PIPED_WIDTH).
+Markup is off so data such as `[/quote]` or a run named `[/]` prints as it is; output that wants
+colour builds it with `styled`, never with markup in a string. Rich falls back to 80 columns when it
+cannot ask a terminal, which cuts table cells in a saved log; a piped command writes each table as
+wide as its content instead (up to PIPED_WIDTH).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 #: The widest a table may grow when nothing limits it; wide enough for every table the CLI prints.
 PIPED_WIDTH = 400
@@ -20,7 +23,8 @@ RULE_WIDTH = 100
 
 
 def output_console(*, stderr: bool = False, **options: Any) -> Console:
-    """A console for stdout (or stderr) that does not truncate tables written to a file."""
+    """A console for stdout (or stderr) that prints data as it is and does not truncate piped tables."""
+    options.setdefault("markup", False)
     stream = sys.stderr if stderr else sys.stdout
     if os.environ.get("COLUMNS") or _is_terminal(stream):
         return Console(stderr=stderr, **options)
@@ -30,6 +34,11 @@ def output_console(*, stderr: bool = False, **options: Any) -> Console:
 def rule_width(console: Console) -> int:
     """The width of a full-line rule: the terminal's, or RULE_WIDTH when the console is piped wide."""
     return min(console.width, RULE_WIDTH) if console.width >= PIPED_WIDTH else console.width
+
+
+def styled(text: str, style: str) -> Text:
+    """`text` in `style`, whatever brackets it holds."""
+    return Text(text, style=style)
 
 
 def _is_terminal(stream: object) -> bool:

@@ -11,7 +11,20 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
+from .consoles import styled
+from .llm_options import (
+    JudgeBaseUrlOption,
+    JudgeModelOption,
+    JudgeOption,
+    LLMLimits,
+    MaxTokensOption,
+    RetriesOption,
+    TimeoutOption,
+    choose_judge,
+    probe_judge,
+)
 from .run_cmd import parse_overrides
 from .workspace_arg import CommandLineError, WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
@@ -46,10 +59,17 @@ def optimize(
     base_url: Annotated[
         str | None, typer.Option(help="Endpoint for --llm openai (or OPENAI_BASE_URL).")
     ] = None,
+    timeout: TimeoutOption = None,
+    retries: RetriesOption = None,
+    max_tokens: MaxTokensOption = None,
+    judge: JudgeOption = None,
+    judge_model: JudgeModelOption = None,
+    judge_base_url: JudgeBaseUrlOption = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the history JSON here.")] = None,
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
     """Optimise a memory system: attribute training failures, tune the blamed tunables, check on holdout."""
+    from ..datasets import load_dataset
     from ..optimize import history_paths
     from ..optimize import optimize as run_optimize
     from . import app as cli  # the shared console and LLM client factory (app imports this module)
@@ -57,42 +77,57 @@ def optimize(
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     if system is None:
         raise CommandLineError("missing option --system (long_context, rag, mem0 or evermemos)")
-    client = cli._llm_client(llm, model, base_url, workspace)
-    with cli._progress() as progress:
-        task = progress.add_task("optimising", total=None)
+    limits = LLMLimits(timeout, retries, max_tokens)
+    client = cli._llm_client(llm, model, base_url, workspace, limits)
+    choice = choose_judge(
+        judge,
+        client,
+        model=model,
+        base_url=base_url,
+        judge_model=judge_model,
+        judge_base_url=judge_base_url,
+        workspace=workspace,
+        limits=limits,
+    )
+    with choice:
+        with cli._progress() as progress:
+            task = progress.add_task("optimising", total=None)
 
-        def advance(stage: str, done: int, total: int) -> None:
-            progress.update(task, description=f"{system} · {stage}", completed=done, total=total)
+            def advance(stage: str, done: int, total: int) -> None:
+                progress.update(task, description=f"{system} · {stage}", completed=done, total=total)
 
-        def round_done(record: RoundRecord) -> None:
-            style = "green" if record.kept else "yellow"
-            progress.console.print(
-                f"round {record.round}: train {record.train_accuracy:.4f}, "
-                f"[{style}]{record.decision}[/{style}]",
-                highlight=False,
+            def round_done(record: RoundRecord) -> None:
+                style = "green" if record.kept else "yellow"
+                progress.console.print(
+                    f"round {record.round}: train {record.train_accuracy:.4f},",
+                    styled(record.decision, style),
+                    highlight=False,
+                )
+
+            result = run_optimize(
+                system,
+                dataset,
+                workspace,
+                train=train,
+                validation=validation,
+                holdout=holdout,
+                rounds=rounds,
+                llm=client,
+                judge=choice.judge,
+                seed=seed,
+                candidates=candidates,
+                verify_limit=verify_limit,
+                start=parse_overrides(set_),
+                questions=questions,
+                progress=advance,
+                on_round=round_done,
             )
-
-        result = run_optimize(
-            system,
-            dataset,
-            workspace,
-            train=train,
-            validation=validation,
-            holdout=holdout,
-            rounds=rounds,
-            llm=client,
-            seed=seed,
-            candidates=candidates,
-            verify_limit=verify_limit,
-            start=parse_overrides(set_),
-            questions=questions,
-            progress=advance,
-            on_round=round_done,
-        )
-    cli.console.print(history_table(result))
-    cli.console.print(holdout_table(result))
-    json_path, md_path = history_paths(workspace, system)
-    cli.console.print(f"history: {json_path} and {md_path}")
+        cli.console.print(history_table(result))
+        cli.console.print(holdout_table(result))
+        json_path, md_path = history_paths(workspace, system)
+        cli.console.print(f"history: {json_path} and {md_path}")
+        # an LLM judge that accepts nonsense answers makes every accuracy above meaningless: say so
+        probe_judge(choice, load_dataset(dataset, conversations=1, questions=questions), cli.console)
     cli.write_json(json_out, result.to_dict())
 
 
@@ -127,13 +162,13 @@ def history_table(result: OptimizeResult) -> Table:
     return table
 
 
-def _verdict(record: RoundRecord) -> str:
+def _verdict(record: RoundRecord) -> Text:
     """The decision in a few words (the full reason is printed per round and saved in the history)."""
     if record.kept and record.validation_after is not None:
-        return f"[green]kept ({record.validation_after - record.validation_before:+.4f})[/green]"
-    if not record.proposals:
-        return "[yellow]no proposal left[/yellow]"
-    return "[yellow]rolled back[/yellow]"
+        return styled(f"kept ({record.validation_after - record.validation_before:+.4f})", "green")
+    if not record.proposals:  # "no failures to learn from" or "no proposal left"
+        return styled(record.decision.partition(":")[0] or "no proposal left", "yellow")
+    return styled("rolled back", "yellow")
 
 
 def holdout_table(result: OptimizeResult) -> Table:

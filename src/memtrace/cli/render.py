@@ -6,9 +6,11 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from ..graph import MEMORY_ENTRY, Graph, Run, Workspace
 from ..graph.values import value_text
+from .consoles import styled
 
 
 def short(value: Any, width: int = 60) -> str:
@@ -52,9 +54,9 @@ def runs_table(summaries: list[dict[str, Any]], title: str) -> Table:
     for row in summaries:
         status = row["status"]
         if status == "incomplete":
-            status = f"[red]incomplete[/red]: {short(row['error'], 40)}"
+            status = Text.assemble(styled("incomplete", "red"), f": {short(row['error'], 40)}")
         elif status == "running":
-            status = "[yellow]running / not closed[/yellow]"
+            status = styled("running / not closed", "yellow")
         table.add_row(
             row["id"],
             row["name"],
@@ -64,7 +66,7 @@ def runs_table(summaries: list[dict[str, Any]], title: str) -> Table:
             str(row["versions"]),
             str(row["units"]),
             str(row["cases"]),
-            f"[red]{row['failed']}[/red]" if row["failed"] else "0",
+            styled(str(row["failed"]), "red") if row["failed"] else "0",
         )
     return table
 
@@ -121,7 +123,7 @@ def units_table(summary: list[dict[str, Any]], total: int) -> Table:
             f"{change} {op.rsplit('#', 1)[-1] if '#' in op else op}" if op else change
             for change, op in zip(row["lifecycle"], row["ops"], strict=True)
         )
-        state = "[red]deleted[/red]" if row["state"] == "deleted" else "[green]live[/green]"
+        state = styled("deleted", "red") if row["state"] == "deleted" else styled("live", "green")
         table.add_row(row["unit"], str(row["versions"]), steps, state, short(row["value"], 50))
     return table
 
@@ -131,11 +133,11 @@ def cases_table(cases: list[Any], title: str = "Cases") -> Table:
     for column in ("case", "question", "gold", "prediction", "verdict"):
         table.add_column(column)
     for case in cases:
-        verdict = case.verdict or "not judged"
+        verdict: str | Text = case.verdict or "not judged"
         if verdict == "wrong":
-            verdict = "[red]wrong[/red]"
+            verdict = styled("wrong", "red")
         elif verdict == "correct":
-            verdict = "[green]correct[/green]"
+            verdict = styled("correct", "green")
         table.add_row(
             case.id,
             short(case.question, 50),
@@ -146,10 +148,10 @@ def cases_table(cases: list[Any], title: str = "Cases") -> Table:
     return table
 
 
-def run_header(run: Run) -> str:
-    parts = [f"[bold]{run.name}[/bold] ({run.id})", f"system={run.system or '-'}", f"status={run.status}"]
+def run_header(run: Run) -> Text:
+    parts = [f"({run.id})", f"system={run.system or '-'}", f"status={run.status}"]
     if run.dataset:
         parts.append(f"dataset={run.dataset}")
     if run.error:
         parts.append(f"error={run.error}")
-    return "  ".join(parts)
+    return Text.assemble(styled(run.name, "bold"), " ", "  ".join(parts))

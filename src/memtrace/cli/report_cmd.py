@@ -13,6 +13,8 @@ import typer
 from rich.table import Table
 
 from ..graph import MemtraceError, Workspace
+from .consoles import styled
+from .llm_options import LLMLimits, RetriesOption, TimeoutOption
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
 
@@ -36,6 +38,8 @@ def report(
     base_url: Annotated[
         str | None, typer.Option(help="Endpoint for --llm openai (or OPENAI_BASE_URL).")
     ] = None,
+    timeout: TimeoutOption = None,
+    retries: RetriesOption = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report JSON here.")] = None,
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
@@ -63,9 +67,15 @@ def report(
     console.print(headline_table(result))
     console.print(patterns_table(result))
     for note in result.notes:
-        console.print(f"[dim]note:[/dim] {note}", highlight=False)
+        console.print(styled("note:", "dim"), note, highlight=False)
     if llm == "openai":
-        _add_narrative(result, target, workspace, model, base_url, console)
+        from ..llm.config import env_number
+
+        # one call: fail fast by default (2 retries, not 4), unless the flag or environment says otherwise
+        limits = LLMLimits(
+            timeout, env_number("MEMTRACE_LLM_RETRIES", int, 2) if retries is None else retries
+        )
+        _add_narrative(result, target, workspace, model, base_url, console, limits)
         paths = write_report(result, target)
     write_json(json_out, result.to_dict())
     console.print(f"wrote {paths['json']} and {paths['md']}", highlight=False)
@@ -73,14 +83,20 @@ def report(
 
 
 def _add_narrative(
-    result: Any, target: Path, workspace: Path, model: str | None, base_url: str | None, console: Any
+    result: Any,
+    target: Path,
+    workspace: Path,
+    model: str | None,
+    base_url: str | None,
+    console: Any,
+    limits: LLMLimits,
 ) -> None:
     """Ask the LLM for the narrative; on failure one line, with the structured files already written."""
-    from ..llm import LLMError, make_client
+    from ..llm import LLMError
     from ..report import write_narrative
+    from .llm_options import llm_client
 
-    # One call: fail fast on a dead endpoint rather than backing off for half a minute.
-    client = make_client("openai", model=model, base_url=base_url, workspace=workspace, max_retries=2)
+    client = llm_client("openai", model, base_url, workspace, limits)
     try:
         with console.status("an LLM is writing the narrative"):
             result.narrative = write_narrative(result, client)

@@ -15,6 +15,68 @@ from ..graph import MemtraceError
 from ..progress import progress_bar
 from ..systems import RunResult, run_conversation
 from ..systems.registry import SYSTEMS, system_class
+from .consoles import styled
+from .llm_options import LLMLimits, choose_judge, probe_judge
+
+
+def run_command(
+    workspace: Path,
+    system: str,
+    dataset: str,
+    *,
+    conversations: int | None,
+    questions: int | None,
+    overrides: list[str] | None,
+    client: Any,
+    judge: str | None,
+    judge_model: str | None,
+    judge_base_url: str | None,
+    model: str | None,
+    base_url: str | None,
+    limits: LLMLimits,
+    console: Console,
+) -> dict[str, Any]:
+    """`memtrace run`: run, print accuracy, the model calls given up on and whether an LLM judge is
+    reliable (probed after the runs, so a dead endpoint still leaves its run recorded as incomplete)."""
+    names = system_names(system)
+    settings = parse_overrides(overrides)
+    choice = choose_judge(
+        judge,
+        client,
+        model=model,
+        base_url=base_url,
+        judge_model=judge_model,
+        judge_base_url=judge_base_url,
+        workspace=workspace,
+        limits=limits,
+    )
+    with choice:
+        results = run_systems(
+            names,
+            dataset,
+            workspace,
+            conversations=conversations,
+            questions=questions,
+            llm=client,
+            console=console,
+            overrides=settings,
+            judge=choice.judge,
+        )
+        table, payload = accuracy_table(results)
+        console.print(table)
+        data = load_dataset(dataset, conversations=conversations, questions=questions)
+        check = probe_judge(choice, data, console)
+    console.print(f"{len(results)} run(s) recorded into {workspace}")
+    failures = [line for result in results for line in result.failures]
+    if failures:
+        said = f"{len(failures)} model call(s) gave unusable replies and were recorded as failed operations"
+        console.print(
+            styled(f"{said}; the runs went on.", "yellow"), f"First: {failures[0]}", highlight=False
+        )
+    if check is not None:
+        for row in payload.values():
+            row["judge_check"] = check.to_dict()
+    return payload
 
 
 def system_names(spec: str) -> list[str]:
@@ -62,6 +124,7 @@ def run_systems(
     llm: Any,
     console: Console,
     overrides: dict[str, Any] | None = None,
+    judge: Any = None,
 ) -> list[RunResult]:
     """One recorded run per conversation and system, with progress bars."""
     configs = {name: configured(name, overrides or {}, systems) for name in systems}
@@ -85,7 +148,9 @@ def run_systems(
 
                 system = cls(configs[name], llm=llm)
                 results.append(
-                    run_conversation(system, conversation, workspace, dataset=dataset, progress=advance)
+                    run_conversation(
+                        system, conversation, workspace, judge=judge, dataset=dataset, progress=advance
+                    )
                 )
                 progress.remove_task(task)
                 progress.advance(overall)
@@ -96,8 +161,10 @@ def accuracy_table(results: list[RunResult]) -> tuple[Table, dict[str, Any]]:
     """Accuracy per system and question category, with wall time."""
     by_system: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     seconds: dict[str, float] = defaultdict(float)
+    failures: dict[str, list[str]] = defaultdict(list)
     for result in results:
         seconds[result.system] += result.seconds
+        failures[result.system].extend(result.failures)
         for case in result.cases:
             by_system[result.system][case.category].append(case.correct)
             by_system[result.system]["all"].append(case.correct)
@@ -111,10 +178,20 @@ def accuracy_table(results: list[RunResult]) -> tuple[Table, dict[str, Any]]:
     payload: dict[str, Any] = {}
     for system, cats in by_system.items():
         row = {c: (sum(v) / len(v) if v else None) for c, v in cats.items()}
-        payload[system] = {"accuracy": row, "questions": len(cats["all"]), "seconds": seconds[system]}
+        payload[system] = {
+            "accuracy": row,
+            "questions": len(cats["all"]),
+            "seconds": seconds[system],
+            "failed_operations": len(failures[system]),
+            "failures": failures[system],
+        }
         cells = [f"{row[c]:.3f} ({len(cats[c])})" if c in row else "-" for c in categories]
         table.add_row(
-            system, *cells, f"[bold]{row['all']:.3f}[/bold]", str(len(cats["all"])), f"{seconds[system]:.1f}"
+            system,
+            *cells,
+            styled(f"{row['all']:.3f}", "bold"),
+            str(len(cats["all"])),
+            f"{seconds[system]:.1f}",
         )
     return table, payload
 

@@ -49,6 +49,10 @@ def read_json(path: str | Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise FormatError(p, f"not valid JSON ({exc.msg}: line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:
+        raise FormatError(
+            p, "nested too deeply to read (more levels than Python's recursion limit)"
+        ) from None
 
 
 def need(record: dict[str, Any], key: str, types: type | tuple[type, ...], where: str) -> Any:

@@ -2,13 +2,15 @@
 
 Each call is one memtrace operation `judge` (category `evaluation`) reading the question, the gold
 answers and the prediction and writing the verdict, so the evaluation stage sits in the same graph
-as the pipeline it judges (and an LLM judge's own `llm.chat` call nests inside it). With nothing
+as the pipeline it judges (and an LLM judge's own model call, `judge.llm`, nests inside it). With nothing
 recording, the operation is a no-op.
 
 Malformed LLM judge output is never turned into a silent "wrong": the judge asks once more with a
 format reminder, then raises `JudgeOutputError` (the `judge` op is recorded with status `error`).
 Pass `on_malformed="f1"` to score such cases by token F1 instead; the verdict's method then says
-`llm-malformed-f1` so they can be counted and re-judged.
+`llm-malformed-f1` so they can be counted and re-judged. A client that itself gives up on invalid JSON
+(its error carries the `reply`) counts as a malformed reply too. `make_judge` uses `f1`, so a weak
+judge model never aborts a run.
 """
 
 from __future__ import annotations
@@ -258,12 +260,19 @@ class LLMJudge:
         messages = self.messages(question, golds, prediction, category)
         text = ""
         for attempt in range(self.retries + 1):
-            reply = self.client.chat(messages, schema=JUDGE_SCHEMA)
-            parsed = parse_judge_reply(reply)
+            try:
+                reply = self.client.chat(messages, schema=JUDGE_SCHEMA, name="judge.llm")
+            except Exception as exc:  # the client's invalid-JSON error keeps the reply it gave up on
+                if not hasattr(exc, "reply"):
+                    raise
+                text = str(exc.reply or "")
+                parsed = None
+            else:
+                parsed = parse_judge_reply(reply)
+                text = str(getattr(reply, "text", "") or "")
             if parsed is not None:
                 correct, reason = parsed
                 return Verdict(correct, 1.0 if correct else 0.0, self.method, reason or None)
-            text = str(getattr(reply, "text", "") or "")
             if attempt < self.retries:
                 reminder = [{"role": "assistant", "content": text}, {"role": "user", "content": _RETRY}]
                 messages = [*messages, *reminder]
@@ -312,5 +321,5 @@ def make_judge(kind: str = "auto", client: ChatClient | None = None, threshold: 
     if kind == "llm":
         if client is None:
             raise ValueError("an LLM judge needs an LLM client; configure one or use kind='f1'")
-        return LLMJudge(client, fallback=F1Judge(threshold))
+        return LLMJudge(client, fallback=F1Judge(threshold), on_malformed="f1")
     raise ValueError(f"unknown judge kind {kind!r}: use 'auto', 'llm' or 'f1'")

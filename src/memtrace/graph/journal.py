@@ -5,17 +5,22 @@ to a file costs well under one. So a recorder appends frames to `<workspace>/jou
 and the next `Store` opened on the workspace moves complete frames into the tables, in one
 transaction per journal, remembering how far it got. A recorder holds an exclusive `flock` on its
 journal while it lives, so an ingester can tell a live run (ingest what is there, come back later)
-from one whose process died (ingest everything and mark the run incomplete).
+from one whose process died (ingest everything and mark the run incomplete). The journal is locked
+before it becomes visible, and an ingester removes only a journal it has locked itself (or one that
+holds its closing frame), so a reader racing a starting recorder never buries a live run.
 """
 
 from __future__ import annotations
 
 import fcntl
+import logging
 import marshal
+import os
 import sqlite3
 import struct
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -28,6 +33,7 @@ if TYPE_CHECKING:
 
 JOURNAL_DIR = "journal"
 SUFFIX = ".jnl"
+DAMAGED_SUFFIX = ".damaged"
 _HEADER = struct.Struct("<Q")
 ROWS = "rows"
 CLOSE = "close"
@@ -35,6 +41,11 @@ CLOSE = "close"
 #: Frames are written to SQLite in transactions of about this many rows: big enough to be fast,
 #: small enough that the WAL stays bounded for runs of millions of rows.
 ROWS_PER_TRANSACTION = 100_000
+
+#: A frame longer than this is a damaged length field, not data: one frame is one flushed batch.
+MAX_FRAME_BYTES = 1 << 32
+
+_log = logging.getLogger("memtrace")
 
 #: Called as progress(run_id, bytes_done, bytes_total) while a journal is indexed.
 IngestProgress = Callable[[str, int, int], None]
@@ -50,8 +61,7 @@ class JournalWriter:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._file: IO[bytes] | None = open(path, "ab")  # noqa: SIM115 - held for the run's life
-        fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self._file: IO[bytes] | None = _create_locked(path)
 
     def append_rows(
         self,
@@ -78,25 +88,52 @@ class JournalWriter:
         self._file.flush()
 
 
-def _writer_alive(path: Path) -> bool:
-    """True while some recorder still holds the journal's lock."""
+def _create_locked(path: Path) -> IO[bytes]:
+    """Create the journal already locked: locked under a name readers ignore, then renamed into place.
+
+    A reader that saw an unlocked `<run>.jnl` would take the run for dead and remove the file.
+    """
+    hidden = path.with_name(f".{path.name}.{os.getpid()}.new")
+    handle = open(hidden, "ab")  # noqa: SIM115 - held for the run's life
     try:
-        with open(path, "rb") as handle:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-            return False
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(hidden, path)
+    except BaseException:
+        handle.close()
+        hidden.unlink(missing_ok=True)
+        raise
+    return handle
+
+
+@contextmanager
+def _dead_writer_lock(path: Path) -> Iterator[bool]:
+    """Yields True, holding the journal's lock, when no recorder holds it (its process ended).
+
+    Holding it until the journal is finished means a reader only ever removes a file it locked.
+    """
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below
     except FileNotFoundError:
-        return False
+        yield False
+        return
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            same_file = os.fstat(handle.fileno()).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            same_file = False
+        yield same_file
 
 
 def _frames(path: Path, offset: int) -> Iterator[tuple[tuple, int]]:
     """Complete frames from `offset` on, each with the offset just after it.
 
     Stops at a frame still being written or cut off by a crash; raises `DamagedJournal` when a
-    complete frame cannot be decoded.
+    complete frame cannot be decoded or a length field is impossible.
     """
     with open(path, "rb") as handle:
         handle.seek(offset)
@@ -105,6 +142,10 @@ def _frames(path: Path, offset: int) -> Iterator[tuple[tuple, int]]:
             if len(header) < _HEADER.size:
                 return
             (size,) = _HEADER.unpack(header)
+            if size > MAX_FRAME_BYTES:
+                raise DamagedJournal(offset, f"frame length {size} is impossible")
+            if size > os.fstat(handle.fileno()).st_size - handle.tell():
+                return
             payload = handle.read(size)
             if len(payload) < size:
                 return
@@ -137,14 +178,33 @@ def ingest_journals(store: Store, workspace_dir: Path, progress: IngestProgress 
     return len(paths)
 
 
+def warn_unindexed_journals(workspace_dir: Path) -> None:
+    """Say, in one line, that a read-only workspace holds recordings it cannot index."""
+    directory = workspace_dir / JOURNAL_DIR
+    pending = len(list(directory.glob(f"*{SUFFIX}"))) if directory.is_dir() else 0
+    if pending:
+        _log.warning(
+            "memtrace: %s is read-only: %d recording journal(s) could not be indexed, so their runs show"
+            " only what was indexed before",
+            workspace_dir,
+            pending,
+        )
+
+
 def ingest_journal(store: Store, path: Path, progress: IngestProgress | None = None) -> None:
     """Ingest one journal frame by frame (one transaction each); finish the run once it has ended."""
+    with _dead_writer_lock(path) as writer_dead:
+        _ingest_locked(store, path, not writer_dead, progress)
+
+
+def _ingest_locked(store: Store, path: Path, alive: bool, progress: IngestProgress | None) -> None:
+    """Ingest with the writer's state settled: a dead writer's journal is locked by this reader."""
     run_id = path.name[: -len(SUFFIX)]
-    alive = _writer_alive(path)
     with store.transaction() as conn:
         offset = _offset(conn, run_id)
     if offset is None:  # another process ingested it and is about to remove the file
-        path.unlink(missing_ok=True)
+        if not alive:
+            path.unlink(missing_ok=True)
         return
     try:
         total = path.stat().st_size
@@ -189,6 +249,8 @@ def ingest_journal(store: Store, path: Path, progress: IngestProgress | None = N
     if end != offset and not commit():
         return
     finished = closed is not None or not alive or damage is not None
+    if damage is not None and alive:  # its writer still appends: settle it once the writer has ended
+        return
     with store.transaction() as conn:
         if pending_prefix(conn, run_id) is None:  # else built when the prefix is copied
             update_checkpoints(conn, run_id)
@@ -208,7 +270,9 @@ def ingest_journal(store: Store, path: Path, progress: IngestProgress | None = N
             conn.execute("DELETE FROM journal_state WHERE run=?", (run_id,))
     if finished:
         if damage is not None:
-            path.rename(path.with_suffix(".damaged"))
+            aside = path.with_suffix(DAMAGED_SUFFIX)
+            path.rename(aside)
+            _log.warning("memtrace: run %s: %s; the journal was moved to %s", run_id, damage, aside)
         else:
             path.unlink(missing_ok=True)
 

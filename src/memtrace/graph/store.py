@@ -13,9 +13,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .connect import connect_read_only, connect_writable, is_writable
 from .copying import materialize_prefix, pending_prefix
 from .errors import NotFoundError, WorkspaceError
-from .journal import IngestProgress, ingest_journals
+from .journal import IngestProgress, ingest_journals, warn_unindexed_journals
 from .model import Annotation, Case, Edge, Operation, Run, VariableVersion
 from .rows import (
     case_from_row,
@@ -136,27 +137,46 @@ class Store:
         progress: IngestProgress | None = None,
     ) -> None:
         self.path = db_path_for(workspace)
+        if self.path.parent.exists() and not self.path.parent.is_dir():
+            raise WorkspaceError(f"{self.path.parent}: is a file, not a workspace folder")
         if not self.path.exists():
             if not create:
                 raise WorkspaceError(f"{self.path.parent}: not a memtrace workspace (no {DB_FILENAME})")
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise WorkspaceError(
+                    f"{self.path.parent}: cannot create workspace ({exc.strerror})"
+                ) from None
         self._lock = threading.RLock()
+        #: Opened without writing: the folder or database is read-only (journals wait for a writable open).
+        self.read_only = self.path.exists() and not is_writable(self.path)
         try:
-            self.conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=60.0
-            )
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            # Index pages of a million-version run do not fit SQLite's 2 MB default cache.
-            self.conn.execute("PRAGMA cache_size=-65536")
-            self.conn.execute("PRAGMA foreign_keys=OFF")
+            if self.read_only:
+                self.conn = connect_read_only(self.path)
+                self._check_schema_readable()
+                warn_unindexed_journals(self.path.parent)
+                return
+            self.conn = connect_writable(self.path)
             self._migrate()
             if ingest:
                 ingest_journals(self, self.path.parent, progress)
         except sqlite3.DatabaseError as exc:
+            if "full" in str(exc):
+                raise WorkspaceError(f"{self.path}: disk full while opening; free some space") from None
             raise WorkspaceError(f"{self.path}: not a readable memtrace database ({exc})") from None
 
     # -- schema -------------------------------------------------------------------------------
+
+    def _check_schema_readable(self) -> None:
+        """A read-only workspace cannot be migrated: it must already have this memtrace's schema."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        current = int(row[0]) if row else 0
+        if current != SCHEMA_VERSION:
+            raise WorkspaceError(
+                f"{self.path}: read-only workspace with schema version {current}; this memtrace reads"
+                f" {SCHEMA_VERSION}, so make it writable once to migrate it"
+            )
 
     def _migrate(self) -> None:
         self.conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")

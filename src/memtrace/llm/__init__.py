@@ -7,30 +7,43 @@
     reply.data, usage.input_tokens
 
 Every call is recorded as an `llm` operation of the current run, cached by a hash of the full request
-(`<workspace>/llm-cache.db`, record/replay) and counted per run and per case.
+(`<workspace>/llm-cache.db`, record/replay) and counted per run and per case. The OpenAI SDK is
+imported only when a client is made, so `import memtrace` and CLI start-up stay fast.
 """
 
 from .base import Backend, ChatReply, Completion, Embeddings
 from .cache import CACHE_FILENAME, LLMCache, request_key
 from .client import DEFAULT_EMBED_MODEL, DEFAULT_MODEL, LLMClient
 from .config import make_client
-from .errors import CacheMissError, LLMError, LLMOutputError, ResponseFormatRejected
-from .openai_backend import OpenAIBackend
+from .errors import (
+    RECOVERABLE_ERRORS,
+    CacheMissError,
+    ContextOverflowError,
+    LLMError,
+    LLMOutputError,
+    LLMReplyCutError,
+    MalformedReplyError,
+    ResponseFormatRejected,
+)
 from .usage import Usage, UsageScope, current_usage_scope, recorded_usage, run_usage, usage_scope
 
 __all__ = [
     "CACHE_FILENAME",
     "DEFAULT_EMBED_MODEL",
     "DEFAULT_MODEL",
+    "RECOVERABLE_ERRORS",
     "Backend",
     "CacheMissError",
     "ChatReply",
     "Completion",
+    "ContextOverflowError",
     "Embeddings",
     "LLMCache",
     "LLMClient",
     "LLMError",
     "LLMOutputError",
+    "LLMReplyCutError",
+    "MalformedReplyError",
     "OpenAIBackend",
     "ResponseFormatRejected",
     "Usage",
@@ -42,3 +55,12 @@ __all__ = [
     "run_usage",
     "usage_scope",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """`OpenAIBackend` on first use: importing it loads the OpenAI SDK (about a second)."""
+    if name == "OpenAIBackend":
+        from .openai_backend import OpenAIBackend
+
+        return OpenAIBackend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,16 +24,19 @@ class ChatReply:
     usage: Usage
     cached: bool
     model: str
+    finish_reason: str | None = None  # "length": the max_tokens limit cut the reply
 
 
 @dataclass(slots=True)
 class Completion:
-    """One raw answer from a backend: text plus the token counts the server reported."""
+    """One raw answer from a backend: text, the token counts the server reported, and why it stopped
+    (`finish_reason`: "length" means the `max_tokens` limit cut it)."""
 
     text: str
     input_tokens: int
     output_tokens: int
     model: str
+    finish_reason: str | None = None
 
 
 @dataclass(slots=True)

@@ -5,6 +5,10 @@ the prompt messages as an input variable (`prompt`) and the reply text as an out
 (2) answered from the record/replay cache when the identical request was seen before; (3) counted in
 the usage scopes of its context (run, case); (4) for JSON output, parsed and validated, with the error
 fed back to the model for another try before giving up with `LLMOutputError`.
+
+Every chat call is bounded by `max_tokens` (the client's default unless the call gives one): a weak
+model can otherwise write inside a JSON string until its context is full. A reply the limit cut is
+reported as cut (`LLMReplyCutError`), not as invalid JSON.
 """
 
 from __future__ import annotations
@@ -20,12 +24,19 @@ from pydantic import BaseModel
 from ..trace import op as trace_op
 from .base import Backend, ChatReply, Completion, Message
 from .cache import LLMCache, request_key
-from .errors import LLMError, LLMOutputError, ResponseFormatRejected
+from .errors import LLMError, LLMOutputError, LLMReplyCutError, ResponseFormatRejected
 from .structured import FORMAT_LEVELS, OutputSpec, output_spec, parse_reply
 from .usage import Usage, add_usage
 
 DEFAULT_MODEL = "gpt-4.1-mini"
 DEFAULT_EMBED_MODEL = "text-embedding-3-small"
+#: Output tokens per chat call unless configured: enough for any answer, extraction or verdict here.
+DEFAULT_MAX_TOKENS = 1024
+
+#: The weakest response format level each endpoint needed, shared by every client of that endpoint
+#: (a judge client and a system client on one server step down once, not each on its own).
+_format_floors: dict[str, int] = {}
+_format_lock = threading.Lock()
 
 
 class LLMClient:
@@ -39,13 +50,18 @@ class LLMClient:
         embed_model: str = DEFAULT_EMBED_MODEL,
         cache: LLMCache | None = None,
         json_retries: int = 2,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
+        if max_tokens < 1:
+            raise LLMError(
+                f"LLM endpoint {backend.endpoint}: max_tokens must be at least 1, got {max_tokens}"
+            )
         self.backend = backend
         self.model = model
         self.embed_model = embed_model
         self.cache = cache
         self.json_retries = json_retries
-        self._format_floor = 0  # the strongest response format this endpoint accepted or lower
+        self.max_tokens = max_tokens
         self._usage = Usage()
         self._lock = threading.Lock()
 
@@ -69,6 +85,7 @@ class LLMClient:
     ) -> ChatReply:
         """One chat completion, recorded as operation `name`; `data` holds the validated JSON."""
         spec = output_spec(schema, json_mode)
+        max_tokens = self.max_tokens if max_tokens is None else max_tokens
         messages = _checked(messages)
         total, rejected = Usage(), []
         with trace_op(name, category="llm") as op:
@@ -91,6 +108,7 @@ class LLMClient:
                 op.set(**metadata, usage=total.as_dict(), cached=cached, attempts=total.calls)
                 if rejected:
                     op.set(rejected=rejected)
+            op.set(finish_reason=reply.finish_reason)
             op.output(f"{name}.response", reply.text, category="llm_response")
         return reply
 
@@ -120,23 +138,33 @@ class LLMClient:
             text = completion.text
             all_cached = total.cached_calls == total.calls
             if spec is None:
-                return ChatReply(text, None, total, all_cached, completion.model)
+                return ChatReply(text, None, total, all_cached, completion.model, completion.finish_reason)
             try:
                 data = parse_reply(text, spec)
             except ValueError as exc:
-                problem = str(exc)
+                cut = completion.finish_reason == "length"
+                problem = (
+                    f"the reply was cut at the length limit (max_tokens={max_tokens})" if cut else str(exc)
+                )
                 rejected.append({"text": _short(text, 2000), "error": problem})
+                advice = "Answer again with shorter JSON" if cut else "Answer again with only the JSON"
                 conversation = [
                     *conversation,
                     {"role": "assistant", "content": text},
                     {
                         "role": "user",
-                        "content": f"Your reply could not be used: {problem}. "
-                        "Answer again with only the JSON, nothing else.",
+                        "content": f"Your reply could not be used: {problem}. {advice}, nothing else.",
                     },
                 ]
                 continue
-            return ChatReply(text, data, total, all_cached, completion.model)
+            return ChatReply(text, data, total, all_cached, completion.model, completion.finish_reason)
+        if problem.startswith("the reply was cut"):
+            raise LLMReplyCutError(
+                f"model {self.model} at {self.backend.endpoint}: {problem} in all {attempts} attempts "
+                f"({name}); last reply: {_short(text, 160)!r}",
+                reply=text,
+                attempts=attempts,
+            )
         what = "valid JSON" if spec is None or spec.schema is None else f"JSON matching schema {spec.name!r}"
         raise LLMOutputError(
             f"model {self.model} did not return {what} after {attempts} attempts ({name}): {problem}; "
@@ -156,6 +184,7 @@ class LLMClient:
         """One model answer for the exact request, from the cache when it was recorded before."""
         request = {
             "kind": "chat",
+            "endpoint": self.backend.endpoint,  # two servers may serve different models under one name
             "model": self.model,
             "messages": messages,
             "temperature": float(temperature),  # 0 and 0.0 are the same request
@@ -173,6 +202,7 @@ class LLMClient:
                     input_tokens=int(usage.get("input_tokens", 0)),
                     output_tokens=int(usage.get("output_tokens", 0)),
                     model=str(hit.response.get("model", self.model)),
+                    finish_reason=hit.response.get("finish_reason"),
                 )
                 return completion, True
         completion = self._send(messages, spec, temperature, max_tokens)
@@ -181,7 +211,11 @@ class LLMClient:
                 key,
                 "chat",
                 request,
-                {"text": completion.text, "model": completion.model},
+                {
+                    "text": completion.text,
+                    "model": completion.model,
+                    "finish_reason": completion.finish_reason,
+                },
                 {"input_tokens": completion.input_tokens, "output_tokens": completion.output_tokens},
             )
         return completion, False
@@ -194,7 +228,8 @@ class LLMClient:
             return self.backend.complete(
                 self.model, messages, temperature=temperature, max_tokens=max_tokens, response_format=None
             )
-        level = max(spec.first_level, self._format_floor)
+        endpoint = self.backend.endpoint
+        level = max(spec.first_level, _format_floors.get(endpoint, 0))
         while True:
             note = spec.instruction(level)
             wire = _with_system_note(messages, note) if note else messages
@@ -211,9 +246,9 @@ class LLMClient:
                     raise
                 level += 1
                 continue
-            if level > self._format_floor:
-                with self._lock:  # remember only a level that worked, so one odd 400 does not stick
-                    self._format_floor = max(self._format_floor, level)
+            if level > _format_floors.get(endpoint, 0):
+                with _format_lock:  # remember only a level that worked, so one odd 400 does not stick
+                    _format_floors[endpoint] = max(_format_floors.get(endpoint, 0), level)
             return completion
 
     # -- embeddings -------------------------------------------------------------------------
@@ -226,8 +261,10 @@ class LLMClient:
         with trace_op(name, category="llm") as op:
             found: dict[str, list[float]] = {}
             tokens, misses = 0, []
+            endpoint = self.backend.endpoint
             requests = {
-                t: {"kind": "embed", "model": self.embed_model, "input": t} for t in dict.fromkeys(texts)
+                t: {"kind": "embed", "endpoint": endpoint, "model": self.embed_model, "input": t}
+                for t in dict.fromkeys(texts)
             }
             for text, request in requests.items():
                 hit = (

@@ -1,20 +1,38 @@
 """`make_client`: build an `LLMClient` from arguments, then the environment, then defaults.
 
 Environment: `MEMTRACE_LLM_BACKEND` (default `openai`), `MEMTRACE_LLM_MODEL`, `MEMTRACE_EMBED_MODEL`,
-`MEMTRACE_LLM_CACHE` (`read-write`, `read-only`, `off`), `OPENAI_BASE_URL`, `OPENAI_API_KEY`.
-A local server without a key works: a dummy key is sent.
+`MEMTRACE_LLM_CACHE` (`read-write`, `read-only`, `off`), `MEMTRACE_LLM_TIMEOUT` (seconds per attempt),
+`MEMTRACE_LLM_RETRIES` (retries after the first attempt), `MEMTRACE_LLM_MAX_TOKENS` (output tokens per
+chat call), `OPENAI_BASE_URL`, `OPENAI_API_KEY`. A local server without a key works: a dummy key is sent.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .cache import CACHE_MODES, LLMCache, check_mode
-from .client import DEFAULT_EMBED_MODEL, DEFAULT_MODEL, LLMClient
+from .client import DEFAULT_EMBED_MODEL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, LLMClient
 from .errors import LLMError
 
+if TYPE_CHECKING:
+    from .openai_backend import Notice
+
 BACKENDS: tuple[str, ...] = ("openai",)
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_RETRIES = 4
+
+
+def env_number[N: (int, float)](name: str, kind: type[N], default: N) -> N:
+    """A number from environment variable `name`, or `default` when unset; one clear line when unreadable."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return kind(raw)
+    except ValueError:
+        raise LLMError(f"environment variable {name}={raw!r} is not a valid {kind.__name__}") from None
 
 
 def make_client(
@@ -26,17 +44,20 @@ def make_client(
     api_key: str | None = None,
     workspace: str | Path | None = None,
     cache: str | None = None,
-    timeout: float = 60.0,
-    max_retries: int = 4,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+    max_tokens: int | None = None,
     backoff: float = 0.5,
     max_backoff: float = 30.0,
     max_concurrency: int = 8,
     json_retries: int = 2,
+    notify: Notice | bool | None = True,
 ) -> LLMClient:
     """A client for `backend`; responses are cached in `<workspace>/llm-cache.db` when a workspace is given.
 
     `timeout` is per HTTP attempt (seconds); `max_retries` counts retries after the first attempt on
-    429/5xx/timeouts/connection errors; `max_concurrency` bounds requests in flight across threads.
+    429/5xx/connection errors/unreadable replies (a timeout is retried once at most); `max_tokens`
+    bounds every chat reply; `notify` gets a line per retry (True: stderr, None/False: silent).
     """
     env = os.environ
     backend = backend or env.get("MEMTRACE_LLM_BACKEND") or "openai"
@@ -45,26 +66,34 @@ def make_client(
     mode = check_mode(cache or env.get("MEMTRACE_LLM_CACHE") or CACHE_MODES[0])
     if mode == "read-only" and workspace is None:
         raise LLMError("replaying from the LLM cache (read-only) needs a workspace")
-    from .openai_backend import OpenAIBackend
+    from .openai_backend import OpenAIBackend, print_notice
 
     transport = OpenAIBackend(
         base_url=base_url or env.get("OPENAI_BASE_URL"),
         api_key=api_key or env.get("OPENAI_API_KEY"),
-        timeout=timeout,
-        max_retries=max_retries,
+        timeout=timeout
+        if timeout is not None
+        else env_number("MEMTRACE_LLM_TIMEOUT", float, DEFAULT_TIMEOUT),
+        max_retries=max_retries
+        if max_retries is not None
+        else env_number("MEMTRACE_LLM_RETRIES", int, DEFAULT_RETRIES),
         backoff=backoff,
         max_backoff=max_backoff,
         max_concurrency=max_concurrency,
+        notify=print_notice if notify is True else notify or None,
     )
     try:
         store = LLMCache(workspace, mode) if workspace is not None and mode != "off" else None
+        return LLMClient(
+            transport,
+            model=model or env.get("MEMTRACE_LLM_MODEL") or DEFAULT_MODEL,
+            embed_model=embed_model or env.get("MEMTRACE_EMBED_MODEL") or DEFAULT_EMBED_MODEL,
+            cache=store,
+            json_retries=json_retries,
+            max_tokens=max_tokens
+            if max_tokens is not None
+            else env_number("MEMTRACE_LLM_MAX_TOKENS", int, DEFAULT_MAX_TOKENS),
+        )
     except BaseException:
         transport.close()
         raise
-    return LLMClient(
-        transport,
-        model=model or env.get("MEMTRACE_LLM_MODEL") or DEFAULT_MODEL,
-        embed_model=embed_model or env.get("MEMTRACE_EMBED_MODEL") or DEFAULT_EMBED_MODEL,
-        cache=store,
-        json_retries=json_retries,
-    )

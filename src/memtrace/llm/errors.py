@@ -24,3 +24,20 @@ class CacheMissError(LLMError):
 
 class ResponseFormatRejected(LLMError):
     """The endpoint refused the `response_format` it was sent; the client falls back to a simpler one."""
+
+
+class LLMReplyCutError(LLMOutputError):
+    """The reply stopped at the `max_tokens` limit (`finish_reason == "length"`) before the JSON closed."""
+
+
+class MalformedReplyError(LLMError):
+    """The endpoint answered 200 with a body the client cannot read (cut JSON, no `choices`)."""
+
+
+class ContextOverflowError(LLMError):
+    """The prompt plus `max_tokens` did not fit the server's context window (llama.cpp: "Context size
+    has been exceeded"): the same request fails again, so it is never retried."""
+
+
+#: Failures of one model call that a run survives: the operation is recorded as failed and the run goes on.
+RECOVERABLE_ERRORS: tuple[type[LLMError], ...] = (LLMOutputError, MalformedReplyError, ContextOverflowError)

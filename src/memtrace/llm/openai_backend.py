@@ -1,8 +1,10 @@
 """The `openai` backend: any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp server).
 
-The SDK's own retries are turned off so that this module decides: 429, 5xx, timeouts and connection
-errors are retried with exponential backoff and jitter (a server's Retry-After wins when present);
-anything else fails at once. Every failure becomes one `LLMError` line that names the endpoint.
+The SDK's own retries are turned off so that this module decides: 429, 5xx, connection errors and
+unreadable 200 replies are retried with exponential backoff and jitter (a server's Retry-After wins
+when present), a timeout at most once (a hung server would otherwise mean minutes of silence), and
+configuration errors (no scheme in the URL, unknown host or model) never. Each retry prints a notice;
+every failure becomes one `LLMError` line that names the endpoint.
 
 Concurrency: one `threading.BoundedSemaphore` per backend bounds the requests in flight across all
 threads that share the client (it is held per HTTP attempt, not while backing off). The client is
@@ -13,22 +15,60 @@ synchronous; asyncio code calls `await client.achat(...)`, which runs the call i
 from __future__ import annotations
 
 import email.utils
+import json
 import os
 import random
+import re
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 
 from .base import Completion, Embeddings, Message
-from .errors import LLMError, ResponseFormatRejected
+from .errors import ContextOverflowError, LLMError, MalformedReplyError, ResponseFormatRejected
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Sent when no key is configured: local servers ignore it, the SDK refuses to run without one.
 NO_KEY = "no-key"
+#: An error message that names the response format: the server refused it, whatever the status
+#: (llama-cpp-python answers `json_schema` with a 500 "Input should be 'text' or 'json_object'").
+_FORMAT_REFUSAL = re.compile(r"response_format|json_schema|json_object", re.IGNORECASE)
+#: An error message saying the model does not exist: a configuration error, never worth a retry.
+_MODEL_MISSING = re.compile(
+    r"model\b.{0,120}\b(?:not found|does not exist)|unknown model|no such model", re.IGNORECASE | re.DOTALL
+)
+
+#: A request too long for the server's context window (llama.cpp's 400 and 500, vLLM's, OpenAI's).
+_CONTEXT_OVERFLOW = re.compile(
+    r"context size has been exceeded|exceeds the available context|maximum context length"
+    r"|context_length_exceeded",
+    re.IGNORECASE,
+)
+
+Notice = Callable[[str], None]
+
+
+def print_notice(line: str) -> None:
+    """The default retry notice: one line on stderr, so a slow endpoint is never silent."""
+    print(f"memtrace: {line}", file=sys.stderr, flush=True)
+
+
+class _Unreadable(Exception):
+    """A 200 reply whose content is not a usable answer (internal: retried, then `MalformedReplyError`)."""
+
+
+def checked_base_url(url: str) -> str:
+    """`url` without a trailing slash; one clear line when it cannot be an HTTP endpoint."""
+    url = url.strip().rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise LLMError(f"LLM endpoint {url!r} is not an http:// or https:// URL (e.g. http://{url})")
+    return url
 
 
 class OpenAIBackend:
@@ -48,8 +88,13 @@ class OpenAIBackend:
         max_retry_after: float = 60.0,
         max_concurrency: int = 8,
         embed_batch_size: int = 256,
+        notify: Notice | None = print_notice,
     ) -> None:
-        self.endpoint = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.endpoint = checked_base_url(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
+        if timeout <= 0:
+            raise LLMError(f"LLM endpoint {self.endpoint}: the timeout must be positive, got {timeout:g}")
+        if max_retries < 0:
+            raise LLMError(f"LLM endpoint {self.endpoint}: retries cannot be negative, got {max_retries}")
         key = api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY
         self.timeout = timeout
         self.max_retries = max_retries
@@ -57,6 +102,7 @@ class OpenAIBackend:
         self.max_backoff = max_backoff
         self.max_retry_after = max_retry_after
         self.embed_batch_size = embed_batch_size
+        self.notify = notify
         self._slots = threading.BoundedSemaphore(max_concurrency)
         self._random = random.Random()
         self._client = openai.OpenAI(base_url=self.endpoint, api_key=key, timeout=timeout, max_retries=0)
@@ -75,38 +121,54 @@ class OpenAIBackend:
             kwargs["max_tokens"] = max_tokens
         if response_format is not None:
             kwargs["response_format"] = response_format
-        response = self._call(
+
+        def read(response: Any) -> Completion:
+            choices = getattr(response, "choices", None)
+            if not isinstance(choices, list):
+                raise _Unreadable("a reply without `choices`")
+            if not choices or getattr(choices[0], "message", None) is None:
+                raise _Unreadable("a reply with no message in `choices`")
+            usage = getattr(response, "usage", None)
+            try:
+                return Completion(
+                    text=choices[0].message.content or "",
+                    input_tokens=int(usage.prompt_tokens or 0) if usage else 0,
+                    output_tokens=int(usage.completion_tokens or 0) if usage else 0,
+                    model=getattr(response, "model", None) or model,
+                    finish_reason=getattr(choices[0], "finish_reason", None),
+                )
+            except (AttributeError, TypeError, ValueError) as exc:
+                raise _Unreadable(f"a malformed chat reply ({exc})") from None
+
+        return self._call(
             lambda: self._client.chat.completions.create(**kwargs),
             model,
+            read,
             format_sent=response_format is not None,
         )
-        try:
-            message = response.choices[0].message if response.choices else None
-            text = (message.content if message is not None else None) or ""
-            usage = response.usage
-            return Completion(
-                text=text,
-                input_tokens=int(usage.prompt_tokens or 0) if usage else 0,
-                output_tokens=int(usage.completion_tokens or 0) if usage else 0,
-                model=response.model or model,
-            )
-        except (AttributeError, TypeError, IndexError) as exc:
-            raise LLMError(f"LLM endpoint {self.endpoint} sent a malformed chat response: {exc}") from None
 
     def embed(self, model: str, texts: list[str]) -> Embeddings:
         vectors: list[list[float]] = []
         tokens = 0
         reported = model
+
+        def read(response: Any) -> Any:
+            if not isinstance(getattr(response, "data", None), list):
+                raise _Unreadable("an embeddings reply without `data`")
+            return response
+
         for start in range(0, len(texts), self.embed_batch_size):
             batch = texts[start : start + self.embed_batch_size]
-            response = self._call(lambda b=batch: self._client.embeddings.create(model=model, input=b), model)
+            response = self._call(
+                lambda b=batch: self._client.embeddings.create(model=model, input=b), model, read
+            )
             try:
                 rows = sorted(response.data, key=lambda d: d.index)
                 vectors.extend(list(row.embedding) for row in rows)
                 tokens += int(response.usage.prompt_tokens or 0) if response.usage else 0
                 reported = response.model or model
             except (AttributeError, TypeError) as exc:
-                raise LLMError(
+                raise MalformedReplyError(
                     f"LLM endpoint {self.endpoint} sent a malformed embeddings response: {exc}"
                 ) from None
         if len(vectors) != len(texts):
@@ -120,29 +182,53 @@ class OpenAIBackend:
 
     # -- retries and errors -----------------------------------------------------------------
 
-    def _call[T](self, fn: Callable[[], T], model: str, *, format_sent: bool = False) -> T:
+    def _call[T, R](
+        self, fn: Callable[[], R], model: str, read: Callable[[R], T], *, format_sent: bool = False
+    ) -> T:
         """Run one request with retries; translate SDK exceptions into one-line `LLMError`s."""
-        attempt = 0
+        attempt = timeouts = 0
         while True:
             try:
                 with self._slots:
-                    return fn()
+                    response = fn()
+                return read(response)
             except openai.APIStatusError as exc:
-                status = exc.status_code
-                if format_sent and status in (400, 422):
-                    problem = f"rejected the response format ({status}): {_message(exc)}"
+                status, message = exc.status_code, _message(exc)
+                if _CONTEXT_OVERFLOW.search(message):
+                    raise ContextOverflowError(
+                        f"LLM endpoint {self.endpoint} cannot fit the request in its context window "
+                        f"({status}: {message}); give the server a larger context or lower --max-tokens"
+                    ) from None
+                if format_sent and (status in (400, 422) or _FORMAT_REFUSAL.search(message)):
+                    problem = f"rejected the response format ({status}): {message}"
                     raise ResponseFormatRejected(f"LLM endpoint {self.endpoint} {problem}") from None
-                if status != 429 and status < 500:
+                if (status != 429 and status < 500) or _MODEL_MISSING.search(message):
                     raise self._status_error(exc, model) from None
-                failure: openai.APIError = exc
-            except openai.APIConnectionError as exc:  # includes APITimeoutError
+                failure: Exception = exc
+            except openai.APITimeoutError as exc:
+                failure, timeouts = exc, timeouts + 1
+                if timeouts > 1:  # a hung server stays hung: one more try, never five
+                    raise self._final_error(failure, model, attempt + 1) from None
+            except openai.APIConnectionError as exc:
+                if _connection_reason(exc) == "host not found":
+                    raise self._final_error(exc, model, attempt + 1) from None
+                failure = exc
+            except json.JSONDecodeError as exc:  # the SDK could not parse a 200 body: it was cut
+                failure = _Unreadable(f"a reply body that is not complete JSON ({exc})")
+            except _Unreadable as exc:
                 failure = exc
             if attempt >= self.max_retries:
                 raise self._final_error(failure, model, attempt + 1) from None
-            time.sleep(self._delay(attempt, failure))
+            delay = self._delay(attempt, failure)
+            if self.notify is not None:
+                self.notify(
+                    f"LLM endpoint {self.endpoint} {self._problem(failure)}; "
+                    f"retry {attempt + 1} of {self.max_retries} in {delay:.1f}s"
+                )
+            time.sleep(delay)
             attempt += 1
 
-    def _delay(self, attempt: int, failure: openai.APIError) -> float:
+    def _delay(self, attempt: int, failure: Exception) -> float:
         """Seconds to wait: the server's Retry-After when given, else exponential backoff with jitter."""
         if isinstance(failure, openai.APIStatusError):
             after = retry_after(failure.response.headers)
@@ -157,20 +243,29 @@ class OpenAIBackend:
             return LLMError(f"{where} rejected the API key (401): set OPENAI_API_KEY or pass api_key")
         if status == 403:
             return LLMError(f"{where} denied access (403): {_message(exc)}")
-        if status == 404:
-            return LLMError(f"{where} answered 404 for model {model!r}: {_message(exc)}")
+        if status == 404 or _MODEL_MISSING.search(_message(exc)):
+            return LLMError(f"{where} does not serve model {model!r} ({status}): {_message(exc)}")
         return LLMError(f"{where} refused the request ({status}): {_message(exc)}")
 
-    def _final_error(self, failure: openai.APIError, model: str, attempts: int) -> LLMError:
-        where, tries = f"LLM endpoint {self.endpoint}", f"{attempts} attempt{'s' * (attempts > 1)}"
+    def _problem(self, failure: Exception) -> str:
+        """What went wrong in a few words (for retry notices and the final error)."""
         if isinstance(failure, openai.APITimeoutError):
-            return LLMError(f"{where} timed out after {self.timeout:g}s ({tries})")
+            return f"timed out after {self.timeout:g}s"
         if isinstance(failure, openai.APIConnectionError):
-            return LLMError(f"{where} unreachable: {_connection_reason(failure)} ({tries})")
-        assert isinstance(failure, openai.APIStatusError)
-        if failure.status_code == 429:
-            return LLMError(f"{where} is rate limiting (429) after {tries}: {_message(failure)}")
-        return LLMError(f"{where} failed with {failure.status_code} after {tries}: {_message(failure)}")
+            reason = _connection_reason(failure)
+            if reason in ("connection refused", "host not found"):
+                return f"unreachable: {reason}"
+            return f"dropped the connection: {reason}"
+        if isinstance(failure, openai.APIStatusError):
+            if failure.status_code == 429:
+                return f"is rate limiting (429): {_message(failure)}"
+            return f"failed with {failure.status_code}: {_message(failure)}"
+        return f"sent {failure}"
+
+    def _final_error(self, failure: Exception, model: str, attempts: int) -> LLMError:
+        tries = f"{attempts} attempt{'s' * (attempts > 1)}"
+        line = f"LLM endpoint {self.endpoint} {self._problem(failure)} ({tries})"
+        return MalformedReplyError(line) if isinstance(failure, _Unreadable) else LLMError(line)
 
 
 def retry_after(headers: Any) -> float | None:

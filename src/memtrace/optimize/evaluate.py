@@ -67,9 +67,11 @@ class Evaluator:
         *,
         dataset: str,
         llm: Any = None,
+        judge: Any = None,
         progress: Progress | None = None,
     ) -> None:
         self.system_class = system_class
+        self.judge = judge  # None: the runner's default for the system's client
         self.workspace = Path(workspace)
         self.dataset = dataset
         self.llm = llm
@@ -119,6 +121,7 @@ class Evaluator:
                     system,
                     conversation,
                     self.workspace,
+                    judge=self.judge,
                     dataset=self.dataset,
                     name=name,
                     metadata=meta,
@@ -131,6 +134,7 @@ class Evaluator:
                         system,
                         conversation,
                         scratch,
+                        judge=self.judge,
                         dataset=self.dataset,
                         name=name,
                         metadata=meta,

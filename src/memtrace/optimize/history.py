@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..filenames import safe_filename
 from ..llm import Usage
 from .bootstrap import Interval
 from .proposals import Proposal
@@ -94,7 +95,7 @@ class OptimizeResult:
 
 
 def history_paths(workspace: str | Path, system: str) -> tuple[Path, Path]:
-    base = Path(workspace) / f"optimize-history-{system}"
+    base = Path(workspace) / f"optimize-history-{safe_filename(system)}"
     return base.with_suffix(".json"), base.with_suffix(".md")
 
 

@@ -29,6 +29,9 @@ from .proposals import Proposal, propose, value_key
 from .splits import OptimizeError, Split, make_split
 from .tunables import changed, config_hash
 
+#: The decision of a round whose training run had nothing wrong: no attribution, nothing to tune.
+NO_FAILURES = "no failures to learn from: every training question was answered correctly"
+
 Progress = Callable[[str, int, int], None]
 RoundHook = Callable[[RoundRecord], None]
 
@@ -67,6 +70,7 @@ def optimize(
     holdout: int = 2,
     rounds: int = 3,
     llm: Any = None,
+    judge: Any = None,
     seed: int | None = None,
     candidates: int = 4,
     per_tunable: int = 2,
@@ -92,7 +96,9 @@ def optimize(
         if progress:
             progress(f"{phase[0]} · {stage}", done, total)
 
-    evaluator = Evaluator(system_class(system), workspace, dataset=dataset, llm=llm, progress=report)
+    evaluator = Evaluator(
+        system_class(system), workspace, dataset=dataset, llm=llm, judge=judge, progress=report
+    )
     result = OptimizeResult(
         system,
         dataset,
@@ -167,15 +173,19 @@ def _round(
         )
     tokens["train"] = spent.usage.as_dict()
     with usage_scope(f"round {number} proposals") as spent:
-        proposals = propose(
-            state.config,
-            diagnosis,
-            system=system,
-            tried=state.tried_here(),
-            limit=settings["candidates"],
-            per_tunable=settings["per_tunable"],
-            llm=llm,
-            prompt_history=state.prompt_history,
+        proposals = (
+            []
+            if not diagnosis.failed
+            else propose(
+                state.config,
+                diagnosis,
+                system=system,
+                tried=state.tried_here(),
+                limit=settings["candidates"],
+                per_tunable=settings["per_tunable"],
+                llm=llm,
+                prompt_history=state.prompt_history,
+            )
         )
     tokens["proposals"] = spent.usage.as_dict()
     record = RoundRecord(
@@ -190,6 +200,8 @@ def _round(
             proposal.validation, proposal.status = score.accuracy, "evaluated"
     tokens["validation"] = spent.usage.as_dict()
     _decide(record, state, proposals)
+    if not diagnosis.failed:
+        record.decision = NO_FAILURES
     _remember_prompts(number, record, state, diagnosis.summary())
     tokens["total"] = {
         key: sum(part.get(key, 0) for part in tokens.values())

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..llm import RECOVERABLE_ERRORS
 from .diagnose import TunableFeedback
 
 REWRITE_PROMPT = """\
@@ -83,7 +84,10 @@ def rewrite_prompt(
 ) -> tuple[str | None, str]:
     """(new prompt, why) from the model; (None, why not) when the rewrite is unusable."""
     request = rewrite_request(system, name, prompt, feedback, history)
-    reply = llm.chat([{"role": "user", "content": request}], schema=Rewrite, name="optimize.rewrite")
+    try:
+        reply = llm.chat([{"role": "user", "content": request}], schema=Rewrite, name="optimize.rewrite")
+    except RECOVERABLE_ERRORS as exc:  # one unusable rewrite is a rejected proposal, not a dead run
+        return None, f"the model's rewrite was unusable: {exc}"
     data = reply.data
     new = (data.prompt if isinstance(data, Rewrite) else str(data.get("prompt", ""))).strip()
     rationale = data.rationale if isinstance(data, Rewrite) else str(data.get("rationale", ""))

@@ -67,12 +67,22 @@ class BM25Index(GrowingIndex):
             self._stale = True
 
     def fit(self) -> None:
-        """Build the model now rather than at the next search (a snapshot taken after then holds it)."""
-        self._fitted()
+        """Build the model now rather than at the next search (a snapshot taken after then holds it).
 
-    def _fitted(self) -> Any:
-        """The bm25s model over every document added so far, rebuilt if documents arrived since."""
+        An empty index has nothing to build (bm25s fails on it): a memory that stayed empty is searchable.
+        """
+        if self._documents:
+            self._fitted()
+
+    def _fitted(self) -> Any | None:
+        """The bm25s model over every document added so far, rebuilt if documents arrived since.
+
+        None while no document holds a single token: bm25s cannot index an empty vocabulary.
+        """
         with self._lock:
+            if not any(self._tokens):
+                self._model, self._stale = None, False
+                return None
             if self._stale or self._model is None:
                 import bm25s  # imported here: it costs ~0.1 s and many users never search lexically
 
@@ -84,9 +94,9 @@ class BM25Index(GrowingIndex):
 
     def scores(self, query: str) -> np.ndarray:
         """The BM25 score of every document for `query` (zeros when no query token is indexed)."""
-        if not self._documents:
-            return np.zeros(0, dtype=np.float32)
         model = self._fitted()
+        if model is None:
+            return np.zeros(len(self._documents), dtype=np.float32)
         vocab: dict[str, int] = model.vocab_dict
         ids = [vocab[t] for t in self.tokenizer(query) if t in vocab]
         if not ids:

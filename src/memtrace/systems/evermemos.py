@@ -37,6 +37,7 @@ from pydantic import BaseModel
 import memtrace as mt
 
 from ..datasets import Question, Session
+from ..llm import RECOVERABLE_ERRORS
 from ..retrieval import Hit, HybridIndex, rrf_fuse, tokenize
 from .answering import answer_question
 from .base import Answer, MemorySystem, Message, SystemConfig
@@ -197,7 +198,13 @@ class EverMemOSSystem(MemorySystem):
             if self.offline:
                 summary, facts, plans = self._offline_memories(messages)
             else:
-                summary, facts, plans = self._llm_memories(messages, date, op)
+                try:
+                    summary, facts, plans = self._llm_memories(messages, date, op)
+                except RECOVERABLE_ERRORS:  # drop the messages, or every later close fails on them again
+                    del self.pending[: len(messages)]
+                    del self.buffer[: len(messages)]
+                    self.buffer_var = op.mutated(self.buffer, name=BUFFER, category="buffer")
+                    raise
             op.output(
                 cell,
                 {"messages": [_line(m) for m in messages], "timestamp": date, "reason": reason},

@@ -5,6 +5,10 @@ which is what gold evidence ids and MemTraceBench annotations point at. Each que
 case whose prediction variable, verdict and token usage are recorded. After every session and
 after construction the runner saves a snapshot of the system's state (snapshots.py), so a replay
 can restart from there instead of from the first message.
+
+A weak model's unusable reply (invalid or cut-off JSON, an unreadable body) never aborts a run: after
+the client's own retries the step is recorded as a failed operation, the run goes on with the next
+message or question, and the failure is counted in `RunResult.failures`.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import memtrace as mt
 
 from ..datasets import Conversation, Question
 from ..eval import Judge, make_judge
-from ..llm import usage_scope
+from ..llm import RECOVERABLE_ERRORS, usage_scope
 from ..trace import Recorder
 from .base import MemorySystem, Message
 from .snapshots import SnapshotWriter
@@ -49,6 +53,7 @@ class RunResult:
     conversation: str
     cases: list[CaseResult] = field(default_factory=list)
     seconds: float = 0.0
+    failures: list[str] = field(default_factory=list)  # model calls given up on, one line each
 
     @property
     def accuracy(self) -> float:
@@ -86,9 +91,17 @@ def run_conversation(
         writer = SnapshotWriter(workspace, run, conversation) if snapshots and run.id else None
         system.start(run, conversation)
         steps = sum(len(s.turns) for s in conversation.sessions) + len(conversation.questions)
-        construct(system, conversation, run, writer=writer, progress=progress, steps=steps)
+        construct(
+            system, conversation, run, writer=writer, progress=progress, steps=steps, failures=result.failures
+        )
         result.cases = answer_questions(
-            system, conversation.questions, run, judge, progress=progress, steps=steps
+            system,
+            conversation.questions,
+            run,
+            judge,
+            progress=progress,
+            steps=steps,
+            failures=result.failures,
         )
     result.seconds = time.perf_counter() - started
     return result
@@ -103,8 +116,12 @@ def construct(
     writer: SnapshotWriter | None = None,
     progress: Progress | None = None,
     steps: int = 0,
+    failures: list[str] | None = None,
 ) -> None:
-    """The construction stage, from session `from_session` on (a replay resumes mid-conversation)."""
+    """The construction stage, from session `from_session` on (a replay resumes mid-conversation).
+
+    With a `failures` list, a step whose model reply was unusable is noted there and skipped.
+    """
     done = sum(len(s.turns) for s in conversation.sessions[:from_session])
     for position, session in enumerate(conversation.sessions[from_session:], start=from_session):
         with mt.op("load_session", category="construction", session=session.index) as op:
@@ -118,14 +135,14 @@ def construct(
                 for turn in session.turns
             ]
         for message in messages:
-            system.ingest(message)
+            _surviving(failures, f"ingesting {message.turn.dia_id}", system.ingest, message)
             done += 1
             if progress:
                 progress("construction", done, steps)
-        system.end_session(session)
+        _surviving(failures, f"ending session {session.index}", system.end_session, session)
         if writer is not None and position + 1 < len(conversation.sessions):
             writer.save(system, f"session-{position + 1}", position + 1)
-    system.finish()
+    _surviving(failures, "finishing construction", system.finish)
     system.ready()
     if writer is not None:
         writer.save(system, "construction", len(conversation.sessions))
@@ -139,8 +156,13 @@ def answer_questions(
     *,
     progress: Progress | None = None,
     steps: int = 0,
+    failures: list[str] | None = None,
 ) -> list[CaseResult]:
-    """The question stage: one recorded case per question, answered and judged."""
+    """The question stage: one recorded case per question, answered and judged.
+
+    With a `failures` list, a question whose model reply was unusable is recorded as a wrong case
+    (prediction empty, `llm_failure` in its metadata) and the next question follows.
+    """
     results = []
     questions = list(questions)
     done = steps - len(questions)
@@ -153,27 +175,38 @@ def answer_questions(
             id=question.id,
             metadata={"category_raw": question.category_raw},
         )
-        with usage_scope(f"case {question.id}") as usage, mt.op("question", category="query") as op:
-            op.output("question", question.question, category="query")
-            answer = system.answer(question)
-            verdict = judge.judge(
-                question.question,
-                question.answers,
-                answer.text,
-                category=question.category_raw if question.category_raw is not None else question.category,
-                prediction_var=answer.var,
-            )
-        case.predict(answer.text, var=answer.var)
-        case.judge(verdict.correct, verdict.score, method=verdict.method)
+        try:
+            with usage_scope(f"case {question.id}") as usage, mt.op("question", category="query") as op:
+                op.output("question", question.question, category="query")
+                answer = system.answer(question)
+                verdict = judge.judge(
+                    question.question,
+                    question.answers,
+                    answer.text,
+                    category=question.category_raw
+                    if question.category_raw is not None
+                    else question.category,
+                    prediction_var=answer.var,
+                )
+            text, var, correct, score = answer.text, answer.var, verdict.correct, verdict.score
+            case.predict(text, var=var)
+            case.judge(correct, score, method=verdict.method)
+        except RECOVERABLE_ERRORS as exc:
+            if failures is None:
+                raise
+            failures.append(f"question {question.id}: {exc}")
+            text, correct, score = "", False, 0.0
+            case.predict(text)
+            case.judge(correct, score, method="failed", llm_failure=str(exc))
         results.append(
             CaseResult(
                 question.id,
                 question.question,
                 question.category,
                 question.answers,
-                answer.text,
-                verdict.correct,
-                verdict.score,
+                text,
+                correct,
+                score,
                 usage.usage.input_tokens,
                 usage.usage.output_tokens,
             )
@@ -182,3 +215,13 @@ def answer_questions(
         if progress:
             progress("questions", done, steps)
     return results
+
+
+def _surviving(failures: list[str] | None, step: str, action: Callable[..., Any], *args: Any) -> None:
+    """Run one construction step; an unusable model reply is noted in `failures` instead of raised."""
+    try:
+        action(*args)
+    except RECOVERABLE_ERRORS as exc:
+        if failures is None:
+            raise
+        failures.append(f"{step}: {exc}")

@@ -4,13 +4,13 @@ A snapshot is the system's state (its memory store and indexes, pickled without 
 or recorder) at a point between two operations, marked by a seq that no row uses: every row
 before it belongs to the past, every row after it to the future. Files live beside the journal:
 `<workspace>/snapshots/<run>/<label>.pkl`, plus the conversation itself, so a replay needs neither
-the dataset file nor the original process.
+the dataset file nor the original process. Every pickle is signed with the workspace's key (signing.py)
+and refused unsigned or changed, since unpickling a file runs code.
 """
 
 from __future__ import annotations
 
 import json
-import pickle
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from ..datasets import Conversation
 from ..graph import MemtraceError
 from ..trace import Recorder
 from .base import MemorySystem
+from .signing import dump_signed, load_signed, workspace_key
 
 SNAPSHOT_DIR = "snapshots"
 _TRANSIENT = ("run", "llm", "conversation")
@@ -34,10 +35,10 @@ class Snapshot:
     seq: int  # the marker: rows with a smaller seq happened before the snapshot
     next_session: int  # the session construction resumes at
     path: Path
+    key: bytes  # the workspace's signing key: an unsigned or changed file is refused
 
     def state(self) -> dict[str, Any]:
-        with open(self.path, "rb") as handle:
-            return pickle.load(handle)["state"]
+        return load_signed(self.path, self.key)["state"]
 
 
 class SnapshotWriter:
@@ -47,15 +48,14 @@ class SnapshotWriter:
         self.run = run
         self.directory = snapshot_dir(workspace, run.id)
         self.directory.mkdir(parents=True, exist_ok=True)
-        with open(self.directory / "conversation.pkl", "wb") as handle:
-            pickle.dump(conversation, handle)
+        self.key = workspace_key(workspace)
+        dump_signed(conversation, self.directory / "conversation.pkl", self.key)
 
     def save(self, system: MemorySystem, label: str, next_session: int) -> None:
         marker = self.run.next_seq()  # consumed: no row will carry it
         state = {k: v for k, v in system.__dict__.items() if k not in _TRANSIENT}
         payload = {"label": label, "seq": marker, "next_session": next_session, "state": state}
-        with open(self.directory / f"{label}.pkl", "wb") as handle:
-            pickle.dump(payload, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        dump_signed(payload, self.directory / f"{label}.pkl", self.key)
         # A small index, so finding the right snapshot does not unpickle every state.
         with open(self.directory / "index.jsonl", "a") as handle:
             handle.write(json.dumps({"label": label, "seq": marker, "next_session": next_session}) + "\n")
@@ -67,14 +67,16 @@ def load_snapshots(workspace: str | Path, run_id: str) -> tuple[Conversation, li
     conversation_file = directory / "conversation.pkl"
     if not conversation_file.exists():
         raise MemtraceError(f"{directory}: run {run_id} has no snapshots (recorded without the runner?)")
-    with open(conversation_file, "rb") as handle:
-        conversation = pickle.load(handle)
+    key = workspace_key(workspace, create=False)
+    conversation = load_signed(conversation_file, key)
     snapshots = []
     index = directory / "index.jsonl"
     for line in index.read_text().splitlines() if index.exists() else []:
         meta = json.loads(line)
         snapshots.append(
-            Snapshot(meta["label"], meta["seq"], meta["next_session"], directory / f"{meta['label']}.pkl")
+            Snapshot(
+                meta["label"], meta["seq"], meta["next_session"], directory / f"{meta['label']}.pkl", key
+            )
         )
     return conversation, sorted(snapshots, key=lambda s: s.seq)
 

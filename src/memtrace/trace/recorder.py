@@ -268,6 +268,7 @@ class Recorder:
             status = RUN_INCOMPLETE
             if isinstance(error, KeyboardInterrupt):
                 text = "interrupted (KeyboardInterrupt)"
+                _interrupted.append(self.run)
             else:
                 text = "".join(traceback.format_exception_only(type(error), error)).strip()
         self.run.status, self.run.error = status, text
@@ -311,6 +312,12 @@ def _take(rows: list[tuple]) -> list[tuple]:
 
 
 _live_recorders: weakref.WeakSet[Recorder] = weakref.WeakSet()
+_interrupted: list[Run] = []
+
+
+def interrupted_runs() -> list[Run]:
+    """Runs this process closed because of Ctrl-C: kept, marked incomplete, worth naming to the user."""
+    return list(_interrupted)
 
 
 @atexit.register

@@ -33,6 +33,10 @@ def open_text(path: str | Path, mode: str = "r") -> IO[str]:
     return path.open(mode, encoding="utf-8", newline="\n")
 
 
+#: Why a JSON document whose nesting exceeds Python's recursion limit is refused.
+NESTED_TOO_DEEPLY = "nested too deeply to read (more levels than Python's recursion limit)"
+
+
 def load_json_file(path: str | Path) -> Any:
     """Parse a whole JSON file; any failure becomes one FormatError naming the file."""
     path = Path(path)
@@ -49,6 +53,8 @@ def load_json_file(path: str | Path) -> Any:
         ) from None
     except UnicodeDecodeError as exc:
         raise FormatError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except RecursionError:
+        raise FormatError(path, NESTED_TOO_DEEPLY) from None
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise FormatError(path, f"truncated or corrupt gzip data ({exc})") from None
 

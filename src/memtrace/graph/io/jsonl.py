@@ -27,7 +27,7 @@ from ..model import Annotation, Run
 from ..rows import dumps_or_none, loads_or
 from ..store import CASE_COLUMNS, EDGE_COLUMNS, OP_COLUMNS, VAR_COLUMNS, Store
 from ..values import COMPRESSED_SUFFIX, JSON, REPR, TEXT, content_hash
-from ._common import open_text, read_snapshot
+from ._common import NESTED_TOO_DEEPLY, open_text, read_snapshot
 
 FORMAT = "memtrace-jsonl"
 FORMAT_VERSION = 1
@@ -245,6 +245,8 @@ def _read(path: Path) -> tuple[Run, dict[str, list[tuple]], list[tuple[str, str,
             continue
         try:
             record = json.loads(line)
+        except RecursionError:
+            raise FormatError(path, f"{where}: {NESTED_TOO_DEEPLY}") from None
         except json.JSONDecodeError as exc:
             cut = not line.endswith("\n")
             problem = "truncated record (the file ends mid-line)" if cut else f"not valid JSON ({exc.msg})"

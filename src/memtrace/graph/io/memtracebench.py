@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import FormatError
 from ..model import Run
 from ..store import Store
-from .smartcomment import import_smartcomment
+from .smartcomment import read_smartcomment, write_imported_in
 
 #: The splits the paper publishes, in its order.
 SPLITS = ("rag", "mem0", "evermemos", "long_context")
@@ -53,12 +53,15 @@ def load_memtracebench(
 ) -> list[Run]:
     """Import every graph of the chosen splits (all present splits by default) and return the runs.
 
+    All or nothing: one transaction, so a bad file leaves the workspace as it was.
     `progress(done, total, path)` is called after each file. Re-loading replaces the same runs.
     """
     files = memtracebench_files(directory, splits)
     runs: list[Run] = []
-    for done, (split, path) in enumerate(files, start=1):
-        runs.append(import_smartcomment(store, path, system=split, id_hint=path.name))
-        if progress is not None:
-            progress(done, len(files), path)
+    with store.transaction() as conn:
+        for done, (split, path) in enumerate(files, start=1):
+            imported = read_smartcomment(path, system=split, id_hint=path.name)
+            runs.append(write_imported_in(store, conn, imported))
+            if progress is not None:
+                progress(done, len(files), path)
     return runs

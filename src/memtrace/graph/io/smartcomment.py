@@ -13,6 +13,7 @@ The whole file is validated into rows first; only then is it written, in one tra
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -222,27 +223,32 @@ def _default_name(meta: Mapping[str, Any], mtb_file: str | None, source: Any, gr
 
 def write_imported(store: Store, imported: ImportedRun, *, replace: bool = True) -> Run:
     """Write a validated import in one transaction, replacing a run with the same id if asked."""
-    run = imported.run
     with store.transaction() as conn:
-        exists = conn.execute("SELECT 1 FROM runs WHERE id=?", (run.id,)).fetchone() is not None
-        if exists and not replace:
-            raise WorkspaceError(
-                f"{store.path}: run {run.id} ({run.name}) already exists; import with replace"
-            )
-        if exists:
-            store.delete_run_in(conn, run.id)
-        store.insert_run_in(conn, run)
-        store.insert_rows_in(
-            conn,
-            ops=[op_row(o) for o in imported.ops],
-            variables=[var_row(v) for v in imported.variables],
-            edges=[edge_row(e) for e in imported.edges],
-            blobs=imported.blobs,
-            cases=[case_row(c) for c in imported.cases],
-        )
-        if imported.annotations:
-            store.insert_annotations_in(conn, imported.annotations)
-        rebuild_checkpoints(conn, run.id)
+        return write_imported_in(store, conn, imported, replace=replace)
+
+
+def write_imported_in(
+    store: Store, conn: sqlite3.Connection, imported: ImportedRun, *, replace: bool = True
+) -> Run:
+    """Write a validated import inside a transaction the caller holds (a folder imports all or nothing)."""
+    run = imported.run
+    exists = conn.execute("SELECT 1 FROM runs WHERE id=?", (run.id,)).fetchone() is not None
+    if exists and not replace:
+        raise WorkspaceError(f"{store.path}: run {run.id} ({run.name}) already exists; import with replace")
+    if exists:
+        store.delete_run_in(conn, run.id)
+    store.insert_run_in(conn, run)
+    store.insert_rows_in(
+        conn,
+        ops=[op_row(o) for o in imported.ops],
+        variables=[var_row(v) for v in imported.variables],
+        edges=[edge_row(e) for e in imported.edges],
+        blobs=imported.blobs,
+        cases=[case_row(c) for c in imported.cases],
+    )
+    if imported.annotations:
+        store.insert_annotations_in(conn, imported.annotations)
+    rebuild_checkpoints(conn, run.id)
     return run
 
 

@@ -1,0 +1,82 @@
+"""Opening a workspace's SQLite file: WAL for writers, read-only when the folder or file cannot be written.
+
+A first open races other processes creating the same file, and a shared or archived workspace may be
+read-only; both must still open (the first after waiting, the second without writing anything).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+#: How long opening waits for other processes that are creating or migrating the same workspace.
+BUSY_TIMEOUT_SECONDS = 60.0
+
+
+def is_writable(db_path: Path) -> bool:
+    """Whether this process may write the database (and its WAL files beside it)."""
+    folder_ok = os.access(db_path.parent, os.W_OK | os.X_OK)
+    return folder_ok and (not db_path.exists() or os.access(db_path, os.W_OK))
+
+
+def connect_writable(db_path: Path) -> sqlite3.Connection:
+    """A read-write connection in WAL mode with the store's pragmas."""
+    conn = sqlite3.connect(
+        db_path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_SECONDS
+    )
+    enable_wal(conn)
+    conn.execute("PRAGMA synchronous=NORMAL")
+    _common_pragmas(conn)
+    return conn
+
+
+def connect_read_only(db_path: Path) -> sqlite3.Connection:
+    """A connection that never writes: `mode=ro`, or `immutable=1` when the WAL files cannot be made.
+
+    SQLite opens a WAL database read-only only if it can create its -shm file, which a read-only
+    folder forbids; nobody can write there either, so reading it as immutable is safe.
+    """
+    uri = f"file:{quote(str(db_path.resolve()))}"
+    for options in ("mode=ro", "mode=ro&immutable=1"):
+        conn = sqlite3.connect(
+            f"{uri}?{options}",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=BUSY_TIMEOUT_SECONDS,
+        )
+        try:
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError:
+            conn.close()
+            continue
+        _common_pragmas(conn)
+        return conn
+    raise sqlite3.OperationalError("unable to open the database read-only")
+
+
+def _common_pragmas(conn: sqlite3.Connection) -> None:
+    # Index pages of a million-version run do not fit SQLite's 2 MB default cache.
+    conn.execute("PRAGMA cache_size=-65536")
+    conn.execute("PRAGMA foreign_keys=OFF")
+
+
+def enable_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL, retrying while another connection switches the same new file.
+
+    SQLite reports that collision as "database is locked" at once, without waiting on its busy timeout.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    pause = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
