@@ -173,24 +173,6 @@ def test_run_with_an_unreachable_llm_is_one_line_and_keeps_the_run_incomplete(tm
     assert run.status == "incomplete" and "unreachable" in run.error
 
 
-def test_attribute_then_verify_prints_verified_shares(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    memtrace("run", "--workspace", ws, "--system", "rag,mem0", "--questions", "12")
-    attributed = memtrace("attribute", ws, "--json", tmp_path / "a.json").stdout
-    assert "Attributions (flow)" in attributed
-    assert all(a["method"] == "flow" for a in json.loads((tmp_path / "a.json").read_text()))
-    first = memtrace("verify", ws, "--limit", "2", "--json", tmp_path / "v2.json").stdout
-    assert "not verified" in first
-    shares = json.loads((tmp_path / "v2.json").read_text())
-    attributed = len(json.loads((tmp_path / "a.json").read_text()))
-    assert sum(c.get("not verified", 0) for c in shares.values()) == attributed - 2
-    out = memtrace("verify", ws, "--json", tmp_path / "v.json").stdout
-    assert "verified share" in out
-    shares = json.loads((tmp_path / "v.json").read_text())
-    assert shares and all(sum(counts.values()) > 0 for counts in shares.values())
-    assert not any(counts.get("not verified") for counts in shares.values())
-
-
 def test_attribute_groups_a_long_list_of_cases(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     memtrace("run", "--workspace", ws, "--system", "all")

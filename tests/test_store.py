@@ -85,12 +85,13 @@ def test_a_version_1_workspace_is_migrated_and_keeps_its_data(workspace: Path) -
     raw.execute("INSERT INTO blobs VALUES (?, ?, ?)", (digest, encoding, data))
     raw.close()
     store = Store(workspace)
-    assert store.schema_version == SCHEMA_VERSION == 4
+    assert store.schema_version == SCHEMA_VERSION
     assert store.blob_value(digest) == {"memory": "Caroline moved to Boston"}
     tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"journal_state", "memory_checkpoints"} <= tables and "blobs_v2" not in tables
     columns = {r[1] for r in store.conn.execute("PRAGMA table_info(attributions)")}
     assert "revised_from" in columns and "pending_prefixes" in tables
+    assert {"flow_confirmed", "answer_confirmed", "verification"} <= columns
 
 
 def test_two_stores_opening_a_new_workspace_at_once_both_succeed(workspace: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import memtrace as mt
 from memtrace.attribution.engine import attribute
+from memtrace.attribution.verdicts import VERDICTS
 from memtrace.attribution.verify import verify_all
 from memtrace.bench.fault_bench import fault_benchmark
 from memtrace.bench.memtracebench import evaluate_memtracebench
@@ -59,17 +60,18 @@ def test_the_benchmark_keeps_only_the_recorded_runs_by_default(tmp_path: Path) -
     assert again["results"]["random"] == result["results"]["random"]  # reproducible under the seed
 
 
-def test_trimming_losses_are_refuted_when_a_later_trim_drops_the_message_again(tmp_path: Path) -> None:
-    """Keeping the version before one trim cannot rescue an answer that the next trim loses anyway."""
+def test_trimming_losses_are_confirmed_with_later_trims_keeping_the_message(tmp_path: Path) -> None:
+    """Keeping the version before one trim alone is undone by the next trim; verification replays the
+    repair again with later trims keeping the restored line (the criterion's ideal later operations)."""
     run = run_conversation(LongContext(LongContextConfig(max_tokens=600)), sample_conversation(0), tmp_path)
     attribute(mt.open(tmp_path), "flow")
     outcomes = verify_all(tmp_path, method="flow")
     verdicts = {(o.attribution.error_type, o.verdict) for o in outcomes}
-    assert ("UpdateError", "false") in verdicts and ("ResponseError", "by-elimination") in verdicts
-    refuted = next(o for o in outcomes if o.verdict == "false")
-    assert mt.open(tmp_path).run(refuted.replay_run).parent_run == run.run_id
+    assert ("UpdateError", "flow-confirmed") in verdicts and ("ResponseError", "by-elimination") in verdicts
+    recurring = next(o for o in outcomes if o.why == "kept-by-later-trims")
+    assert mt.open(tmp_path).run(recurring.replay_run).parent_run == run.run_id
     stored = attribute(mt.open(tmp_path), "flow", run=run.run_id)  # replays have failed cases of their own
-    assert all(a.verified in ("true", "false", "by-elimination", "not-verifiable") for a in stored)
+    assert all(a.verified in VERDICTS for a in stored)
 
 
 def test_an_injected_deletion_is_attributed_and_its_repair_verified(tmp_path: Path) -> None:
@@ -95,7 +97,7 @@ def test_an_injected_deletion_is_attributed_and_its_repair_verified(tmp_path: Pa
     (attribution,) = attribute(ws, "flow", run=broken.run_id)
     assert (attribution.error_type, attribution.op_id) == ("DeletionError", injection.op_id)
     outcome = verify(ws, attribution)
-    assert outcome.verdict == "true", outcome.reason
+    assert (outcome.verdict, outcome.flow_confirmed) == ("answer-confirmed", True), outcome.reason
 
 
 def test_an_evermemos_extraction_fault_is_blamed_on_the_memcell_extraction(tmp_path: Path) -> None:

@@ -82,3 +82,44 @@ def test_cli_prints_the_tables_and_writes_json(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "op acc." in out.stdout and "Confusion" in out.stdout
     assert json.loads((tmp_path / "r.json").read_text())["all"]["cases"] == 5
+
+
+def test_scorer_and_evidence_are_honoured_and_each_case_is_listed_and_stored(tmp_path: Path) -> None:
+    from memtrace.attribution.model import load_attributions
+
+    bench = write_benchmark(tmp_path, tmp_path / "runs")
+    workspace = tmp_path / "kept"
+    result = evaluate_memtracebench(
+        bench, method="flow", workspace=workspace, scorer="embedding", evidence="gold"
+    )
+    assert result["settings"]["scorer"] == "embedding" and result["settings"]["evidence"] == "gold"
+    rows = {row["gold_type"]: row for row in result["cases"]}
+    assert set(rows) == {kind for kind, _ in FAULTS.values()}
+    for row in result["cases"]:
+        assert row["op_correct"] == (row["predicted_op"] == row["gold_op"]) and row["explanation"]
+    assert sum(r["type_correct"] for r in result["cases"]) == round(result["all"]["type_accuracy"] * 5)
+    stored = load_attributions(mt.open(workspace).store, method="flow")
+    assert {(a.run_id, a.case_id) for a in stored} == {(r["run"], r["case"]) for r in result["cases"]}
+
+
+def test_cli_writes_per_case_json_and_rejects_unknown_evidence(tmp_path: Path) -> None:
+    import subprocess
+
+    bench = write_benchmark(tmp_path, tmp_path / "runs")
+    memtrace = Path(sys.executable).with_name("memtrace")
+    env = {"COLUMNS": "160", "PATH": "/usr/bin:/bin"}
+    args = [str(memtrace), "bench", "memtracebench", str(bench), "--workspace", str(tmp_path / "ws")]
+    out = subprocess.run(
+        [*args, "--evidence", "bm25", "--cases-json", str(tmp_path / "cases.json")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    cases = json.loads((tmp_path / "cases.json").read_text())
+    assert len(cases) == 5 and {"case", "gold_op", "gold_type", "predicted_op", "predicted_type"} <= set(
+        cases[0]
+    )
+    bad = subprocess.run([*args, "--evidence", "nope"], capture_output=True, text=True, env=env, timeout=120)
+    assert bad.returncode == 1 and "unknown evidence 'nope'" in bad.stderr

@@ -89,8 +89,10 @@ def test_f1_judge_rejects_bad_thresholds() -> None:
 
 
 def test_make_judge_uses_the_llm_only_when_a_client_is_configured() -> None:
+    from memtrace.eval.strict import StrictJudge
+
     offline = make_judge(threshold=0.3)
-    assert isinstance(offline, F1Judge) and offline.threshold == 0.3
+    assert isinstance(offline, StrictJudge) and offline.threshold == 0.3  # eval/strict.py
     client = FakeChatClientDouble()
     online = make_judge(client=client)
     assert isinstance(online, LLMJudge) and online.client is client

@@ -58,8 +58,14 @@ def test_headline_counts_match_the_store(verified: tuple[Path, Report]) -> None:
     assert h.by_system == dict(Counter(systems[c.run_id] for c in failed))
     outcomes = Counter(a.verified or "not verified" for a in flow)
     assert h.verification == dict(outcomes)
-    assert h.verified_share == pytest.approx((outcomes["true"] + outcomes["by-elimination"]) / len(flow))
-    assert h.replay_confirmed_share == pytest.approx(outcomes["true"] / len(flow))
+    claims = [a for a in flow if a.determined and a.error_type != "ResponseError"]
+    responses = [a for a in flow if a.error_type == "ResponseError"]
+    assert (h.claims, h.responses) == (len(claims), len(responses))
+    assert h.flow_confirmed == sum(bool(a.flow_confirmed) for a in claims)
+    assert h.answer_confirmed == sum(bool(a.answer_confirmed) for a in claims)
+    assert h.by_elimination == sum(a.verified == "by-elimination" for a in responses)
+    assert h.flow_confirmed_share == (pytest.approx(h.flow_confirmed / h.claims) if claims else None)
+    assert h.by_elimination_share == pytest.approx(h.by_elimination / h.responses)
     assert sum(s.failures for s in report.systems) == h.failures
     assert [s.system for s in report.systems] == ["long_context", "rag", "mem0", "evermemos"]
     assert not any("not verified yet" in note for note in report.notes)
@@ -167,7 +173,7 @@ def test_missing_attributions_are_computed_with_flow_and_said(tmp_path: Path) ->
     assert any("attributed them now with the flow method" in note for note in report.notes)
     assert any("not verified yet" in note for note in report.notes)
     assert report.headline.verification == {"not verified": len(failed)}
-    assert report.headline.verified_share == 0.0
+    assert report.headline.flow_confirmed == report.headline.by_elimination == 0
 
 
 def test_another_method_without_attributions_falls_back_to_flow(built: tuple[Path, Report]) -> None:

@@ -43,7 +43,13 @@ def test_a_workspace_without_failures(tmp_path: Path) -> None:
     with Workspace(tmp_path / "ws") as ws:
         report = build_report(ws)
     h = report.headline
-    assert (h.questions, h.failures, h.accuracy, h.verified_share) == (1, 0, 1.0, None)
+    assert (h.questions, h.failures, h.accuracy, h.flow_confirmed_share, h.by_elimination_share) == (
+        1,
+        0,
+        1.0,
+        None,
+        None,
+    )
     assert report.patterns == [] and report.timing.bins == []
     assert "No failed questions." in render_markdown(report) and "No failed questions." in render_html(report)
 

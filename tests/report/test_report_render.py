@@ -100,10 +100,10 @@ def test_markdown_shows_html_and_backticks_in_data_as_text(report: Report) -> No
 def test_markdown_has_the_headline_table_and_every_section(report: Report, written: dict[str, Path]) -> None:
     md = written["md"].read_text()
     h = report.headline
-    assert (
-        "| questions | judged | correct | accuracy | failures | attributed | undetermined | verified |" in md
-    )
+    assert "| questions | judged | correct | accuracy | failures | attributed | undetermined |" in md
     assert f"| {h.questions} | {h.judged} | {h.correct} | {h.accuracy:.1%} | {h.failures} |" in md
+    assert f"| {h.claims} | {h.flow_confirmed_share:.1%} ({h.flow_confirmed}) |" in md
+    assert "verified share" not in md and "| verified |" not in md  # levels are never summed
     for heading in (
         "## Headline",
         "### By system",

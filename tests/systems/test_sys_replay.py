@@ -220,13 +220,15 @@ def test_evidence_first_in_the_retrieved_context_fixes_a_retrieval_failure(
 
     With their default top-k both systems hand the sample's evidence to the answer step whenever it is
     in memory (the offline answerer ignores order), so a narrower retrieval makes retrieval failures.
+    Judged by F1 (the replay judges like its run): under the strict verdict the sample gives RAG no
+    retrieval failure that the evidence alone fixes.
     """
     system = make()
     workspace, name = tmp_path, system.name
-    run = run_conversation(system, sample_conversation(0), workspace)
+    judge = make_judge("f1")
+    run = run_conversation(system, sample_conversation(0), workspace, judge=judge)
     graph = graph_of(workspace, run.run_id)
     state = graph.memory_values_at()
-    judge = make_judge()
     questions = {q.id: q for q in sample_conversation(0).questions}
     for case in cases_of(workspace, run.run_id).values():
         if case.verdict != "wrong":

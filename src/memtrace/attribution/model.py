@@ -58,10 +58,18 @@ class Attribution:
     method: str
     path: list[PathStep] = field(default_factory=list)
     cost: Cost = field(default_factory=Cost)
-    verified: str | None = None  # "true" | "false" | "by-elimination" (filled by replay, later)
+    #: The verdict of replay verification (verdicts.py): answer-confirmed, flow-confirmed, by-elimination,
+    #: refuted or not-verifiable; None until verified.
+    verified: str | None = None
     replay_run: str | None = None
-    #: When verification revised this attribution: the claim it replaced and why it was refuted.
+    #: Written by verifiers before issue 10, which moved refuted claims to the answer step; no longer set.
     revised_from: dict[str, Any] | None = None
+    #: The repair replay delivered the evidence into the answer step's context (None: not checked).
+    flow_confirmed: bool | None = None
+    #: The repair replay's real answer flipped to correct (None: no repair replay ran).
+    answer_confirmed: bool | None = None
+    #: How verification reached its verdict: reason, what it checked, a second (later) fault beside it.
+    verification: dict[str, Any] | None = None
 
     @property
     def determined(self) -> bool:
@@ -96,7 +104,7 @@ def undetermined(graph: GraphQueries, case: Case, method: str, reason: str, **ex
 
 _COLUMNS = (
     "run, case_id, method, settings_key, op, error_type, confidence, verified, replay_run,"
-    " explanation, path, cost, created_at, revised_from"
+    " explanation, path, cost, created_at, revised_from, flow_confirmed, answer_confirmed, verification"
 )
 
 
@@ -104,11 +112,13 @@ def save_attribution(store: Store, attribution: Attribution, key: str) -> None:
     """Store (or replace) an attribution under (run, case, method, settings)."""
     with store.transaction() as conn:
         conn.execute(
-            f"INSERT INTO attributions({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+            f"INSERT INTO attributions({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
             " ON CONFLICT(run, case_id, method, settings_key) DO UPDATE SET op=excluded.op,"
             " error_type=excluded.error_type, confidence=excluded.confidence, verified=excluded.verified,"
             " replay_run=excluded.replay_run, explanation=excluded.explanation, path=excluded.path,"
-            " cost=excluded.cost, created_at=excluded.created_at, revised_from=excluded.revised_from",
+            " cost=excluded.cost, created_at=excluded.created_at, revised_from=excluded.revised_from,"
+            " flow_confirmed=excluded.flow_confirmed, answer_confirmed=excluded.answer_confirmed,"
+            " verification=excluded.verification",
             (
                 attribution.run_id,
                 attribution.case_id,
@@ -124,6 +134,9 @@ def save_attribution(store: Store, attribution: Attribution, key: str) -> None:
                 json.dumps(asdict(attribution.cost)),
                 time.time(),
                 json.dumps(attribution.revised_from) if attribution.revised_from is not None else None,
+                attribution.flow_confirmed,
+                attribution.answer_confirmed,
+                json.dumps(attribution.verification) if attribution.verification is not None else None,
             ),
         )
 
@@ -166,4 +179,7 @@ def _from_row(row: tuple) -> Attribution:
         path=[PathStep(**step) for step in json.loads(row[10] or "[]")],
         cost=Cost(**json.loads(row[11] or "{}")),
         revised_from=json.loads(row[13]) if row[13] else None,
+        flow_confirmed=None if row[14] is None else bool(row[14]),
+        answer_confirmed=None if row[15] is None else bool(row[15]),
+        verification=json.loads(row[16]) if row[16] else None,
     )

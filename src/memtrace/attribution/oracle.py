@@ -1,19 +1,14 @@
-"""The context oracle: when a repair is refuted, test the answer step itself.
+"""The context oracle: replay with the evidence placed straight into the context the answer step reads.
 
-DESIGN's decisive operation is the earliest one whose repair alone rescues the answer. When the
-blamed operation's repair does not, the case is replayed once more with the evidence placed
-straight into the context the answer step reads. If that answer is still wrong, no upstream repair
-can rescue it (each acts on the answer only by bringing the evidence into that context), so the
-answer step is the earliest decisive operation: the attribution is revised to a ResponseError
-verified by elimination, and the refuted claim is kept in `revised_from`. If the oracle does
-rescue the answer, the claim stays refuted: the loss recurs after the repair (the next trim drops
-the line again), so no single operation is decisive, and the verdict says so.
+When a repair did not deliver the evidence to the answer step, the oracle tells whether the answer
+step would fail even with it. That is a second, later fault, recorded beside the claim: DESIGN's
+decisive criterion assumes every operation after the blamed one behaves ideally, so the answer
+step's own failure is never a reason to move the blame downstream.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from ..graph import Case, GraphQueries, MemtraceError, Workspace
@@ -23,8 +18,7 @@ from ..systems.rules import untag
 from ..systems.signing import UntrustedSnapshotError
 from .anatomy import case_anatomy
 from .evidence import dated_message
-from .model import Attribution, PathStep
-from .verdicts import BY_ELIMINATION, Verification
+from .model import Attribution
 
 _STAMPED = re.compile(r"\[(?:said )?on [^\]]+\]\s*$")
 
@@ -80,69 +74,43 @@ def memory_as_context(value: Any) -> str:
     return value_text(value)
 
 
-def revise(ws: Workspace, attribution: Attribution, claim: Verification, *, llm: Any = None) -> Verification:
-    """Given a refuted or unverifiable claim, run the oracle and revise the attribution if it fails.
+def probe_answer_step(
+    ws: Workspace, graph: GraphQueries, case: Case, attribution: Attribution, *, llm: Any = None
+) -> dict[str, Any] | None:
+    """Replay with the evidence placed in the answer's context: a second fault when it is still wrong.
 
-    Returns the claim unchanged (with the oracle's finding in its reason) or a new Verification of
-    the revised attribution.
+    Only ever reports the answer step's own failure beside the claim; the claim is never moved to it
+    (DESIGN's criterion assumes the operations after the blamed one behave ideally). None when the
+    probe cannot run or the answer comes out right.
     """
-    graph = ws.cached_view(attribution.run_id)
-    case = ws.case(attribution.run_id, attribution.case_id)
     anatomy = case_anatomy(graph, case)
     if anatomy.answer_op is None:
-        return claim
-    blamed_retrieval = anatomy.retrieval_op is not None and attribution.op_id == anatomy.retrieval_op.id
-    if blamed_retrieval and claim.replay_run is not None:
-        oracle_run, wrong = claim.replay_run, claim.answer  # the repair already was the oracle
-    else:
-        patch, problem = oracle_patch(graph, case, attribution)
-        if patch is None:
-            claim.reason += f"; no context oracle: {problem}"
-            return claim
-        try:
-            result = replay(ws, attribution.run_id, patch, cases=[case.id], llm=llm)
-        except UntrustedSnapshotError:
-            raise  # a tampered workspace stops verification: it is not one failed oracle
-        except MemtraceError as exc:
-            claim.reason += f"; context oracle failed: {exc}"
-            return claim
-        answered = result.case(case.id)
-        if answered.correct:
-            claim.reason += (
-                f"; with the evidence in the answer's context it is right (replay {result.run_id}): "
-                "the loss recurs after the repair, so no single operation is decisive"
-            )
-            return claim
-        oracle_run, wrong = result.run_id, answered.prediction
-    answer_op = anatomy.answer_op
-    explanation = (
-        f"{attribution.op_id} ({attribution.error_type}) lost the evidence, "
-        f"but repairing it alone does not rescue the answer ({claim.reason}). With the evidence placed in "
-        f"its context, {answer_op.name} ({answer_op.id}) still answered {wrong!r} (replay {oracle_run}), "
-        "so the answer step is the earliest decisive operation."
-    )
-    revised = replace(
-        attribution,
-        op_id=answer_op.id,
-        error_type="ResponseError",
-        confidence=round(min(attribution.confidence, 0.7), 2),
-        explanation=explanation,
-        path=[
-            *attribution.path,
-            PathStep("op", answer_op.id, answer_op.seq, "wrong even with the evidence in its context", None),
-        ],
-        verified=BY_ELIMINATION,
-        replay_run=oracle_run,
-        revised_from={
-            "op_id": attribution.op_id,
-            "error_type": attribution.error_type,
-            "verified": claim.verdict,
-            "replay_run": claim.replay_run,
-            "reason": claim.reason,
-        },
-    )
-    reason = f"revised from {attribution.error_type}: wrong even with the evidence in the context"
-    return Verification(revised, BY_ELIMINATION, reason, oracle_run, wrong)
+        return None
+    patch, _problem = oracle_patch(graph, case, attribution)
+    if patch is None:
+        return None
+    try:
+        result = replay(ws, attribution.run_id, patch, cases=[case.id], llm=llm)
+    except UntrustedSnapshotError:
+        raise  # a tampered workspace stops verification: it is not one unverifiable claim
+    except MemtraceError:
+        return None
+    answered = result.case(case.id)
+    if answered.correct:
+        return None
+    return answer_step_fault(anatomy.answer_op.id, answered.prediction, result.run_id, "context oracle")
+
+
+def answer_step_fault(op_id: str, answer: str, replay_run: str, how: str) -> dict[str, Any]:
+    """The answer step's failure with the evidence in its context, as a second fault beside a claim."""
+    return {
+        "op_id": op_id,
+        "error_type": "ResponseError",
+        "how": how,
+        "replay_run": replay_run,
+        "answer": answer,
+        "reason": f"answered {answer!r} with the evidence in its context ({how}, replay {replay_run})",
+    }
 
 
 def _carried(value: Any, wanted: set[str]) -> tuple[list[str], set[str]]:

@@ -1,23 +1,93 @@
-"""What verifying one attribution by replay concludes, shared by the repair step and the context oracle."""
+"""What verifying one attribution by replay concludes: the verdict names, and the record of one check.
+
+Two levels are kept apart (DESIGN.md): *flow-confirmed*, the repair replay delivers the evidence into
+the answer step's context (an ideal answer step would answer), and *answer-confirmed*, the real
+answer flips. A ResponseError cannot be repaired upstream of itself, so it is at best *by
+elimination*: the carrying part of its context is named and nothing earlier lost the information.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
 
 from .model import Attribution
 
-VERIFIED = "true"
-REFUTED = "false"
+ANSWER_CONFIRMED = "answer-confirmed"
+FLOW_CONFIRMED = "flow-confirmed"
 BY_ELIMINATION = "by-elimination"
+REFUTED = "refuted"
 NOT_VERIFIABLE = "not-verifiable"
+
+#: Verdicts in display order, then attributions not verified yet.
+VERDICTS = (ANSWER_CONFIRMED, FLOW_CONFIRMED, BY_ELIMINATION, REFUTED, NOT_VERIFIABLE)
+NOT_VERIFIED = "not verified"
 
 
 @dataclass(slots=True)
 class Verification:
-    """The verdict on an attribution (possibly a revised one), why, and the replay that decided it."""
+    """The verdict on an attribution, why, what was checked, and the replay that decided it.
+
+    `second_faults` are later faults seen beside the claim (a retrieval missing the restored memory,
+    the answer step failing with the evidence in its context): they never replace the claim, since
+    the decisive criterion assumes the operations after it behave ideally.
+    """
 
     attribution: Attribution
     verdict: str
     reason: str
     replay_run: str | None = None
     answer: str | None = None  # what the replayed run answered
+    flow_confirmed: bool | None = None
+    answer_confirmed: bool | None = None
+    checked: list[str] = field(default_factory=list)
+    second_faults: list[dict[str, Any]] = field(default_factory=list)
+    why: str = ""  # a short stable key of the reason, for counting ("loss-recurs", "no-repair", ...)
+
+    def record(self) -> Attribution:
+        """The attribution with this outcome written onto it (ready to store)."""
+        item = self.attribution
+        item.verified, item.replay_run = self.verdict, self.replay_run
+        item.flow_confirmed, item.answer_confirmed = self.flow_confirmed, self.answer_confirmed
+        item.verification = {
+            "reason": self.reason,
+            "why": self.why,
+            "checked": list(self.checked),
+            "replayed_answer": self.answer,
+            "second_faults": list(self.second_faults),
+        }
+        return item
+
+
+def verification_summary(attributions: list[Attribution]) -> dict[str, Any]:
+    """Confirmed shares of the claims a repair can test, elimination beside them, and why the rest fell short.
+
+    Claims are the determined attributions other than ResponseErrors; their shares are what a replay
+    confirmed. ResponseErrors are counted apart (by elimination at best), never added to them.
+    """
+    by_type: dict[str, Counter[str]] = {}
+    reasons: Counter[str] = Counter()
+    for a in attributions:
+        counts = by_type.setdefault(a.error_type, Counter())
+        counts[a.verified or NOT_VERIFIED] += 1
+        counts["flow_confirmed"] += bool(a.flow_confirmed)
+        counts["answer_confirmed"] += bool(a.answer_confirmed)
+        counts["total"] += 1
+        if a.verified not in (ANSWER_CONFIRMED, FLOW_CONFIRMED, BY_ELIMINATION):
+            why = (a.verification or {}).get("why") or a.verified or NOT_VERIFIED
+            reasons[f"{a.error_type}: {why}"] += 1
+    claims = [a for a in attributions if a.determined and a.error_type != "ResponseError"]
+    responses = [a for a in attributions if a.error_type == "ResponseError"]
+    return {
+        "claims": len(claims),
+        "flow_confirmed": sum(bool(a.flow_confirmed) for a in claims),
+        "answer_confirmed": sum(bool(a.answer_confirmed) for a in claims),
+        "responses": len(responses),
+        "by_elimination": sum(a.verified == BY_ELIMINATION for a in responses),
+        "verdicts": {
+            v: sum((a.verified or NOT_VERIFIED) == v for a in attributions) for v in (*VERDICTS, NOT_VERIFIED)
+        },
+        "by_type": {kind: dict(counts) for kind, counts in sorted(by_type.items())},
+        "reasons": dict(reasons.most_common()),
+    }

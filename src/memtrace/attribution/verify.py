@@ -1,35 +1,56 @@
-"""Counterfactual verification: repair the blamed operation, replay, and see whether the answer flips.
+"""Counterfactual verification: repair the blamed operation, replay, and check what reached the answer.
 
 The repair follows the error type: ExtractionError adds the evidence-bearing fact to what the
 operation produced; UpdateError keeps the unit's previous version; DeletionError cancels the
 deletion; RetrievalError puts the evidence-bearing memory in place of the lowest-ranked context
-item; ResponseError is verified by elimination only (the context already held the evidence).
-A refuted repair is followed by the context oracle (oracle.py), which may revise the attribution
-to the answer step.
+item (ranked first). The replay re-runs everything after the repair (retrieval included) and is checked at two
+levels, stored apart: flow-confirmed (the evidence reached the answer step's context) and
+answer-confirmed (the real answer flips). A repair that delivers the evidence while the answer stays
+wrong keeps the claim and records the answer step's failure as a second fault beside it. A
+ResponseError is by elimination only when the part of its context that carries the evidence is named.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from ..graph import MemtraceError, Workspace
+from ..graph import Case, GraphQueries, MemtraceError, Workspace
 from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
 from ..systems.signing import UntrustedSnapshotError
-from .model import Attribution, load_attributions, save_attribution
-from .oracle import memory_as_context, revise
-from .verdicts import BY_ELIMINATION, NOT_VERIFIABLE, REFUTED, VERIFIED, Verification
+from .anatomy import case_anatomy
+from .confirm import (
+    answer_in_evidence,
+    carrying_part,
+    context_part,
+    evidence_target,
+    memory_carries_at_question,
+    states_answer,
+)
+from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
+from .model import Attribution, PathStep, load_attributions, save_attribution
+from .oracle import answer_step_fault, memory_as_context, probe_answer_step
+from .support import OverlapScorer, Target
+from .verdicts import (
+    ANSWER_CONFIRMED,
+    BY_ELIMINATION,
+    FLOW_CONFIRMED,
+    NOT_VERIFIABLE,
+    REFUTED,
+    Verification,
+    verification_summary,
+)
 
 __all__ = [
+    "ANSWER_CONFIRMED",
     "BY_ELIMINATION",
+    "FLOW_CONFIRMED",
     "NOT_VERIFIABLE",
     "REFUTED",
-    "VERIFIED",
     "Verification",
     "build_repair",
-    "verified_shares",
+    "verification_summary",
     "verify",
     "verify_all",
 ]
@@ -62,47 +83,230 @@ def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any
             return None, "no evidence-bearing memory or retrieved context to repair"
         items = list(graph.value(context[-1].id) or [])
         memory = memory_as_context(graph.value(held.id))
-        repaired = [*items[:-1], memory] if items else [memory]
-        return {op_id: {"outputs": {context[-1].name: repaired}}}, "swap the evidence in for the last item"
+        # First, as an ideal retrieval ranks it: a later round fusing ranks (EverMemOS) keeps it then.
+        repaired = [memory, *items[:-1]]
+        return {
+            op_id: {"outputs": {context[-1].name: repaired}}
+        }, "rank the evidence first, drop the last item"
     return None, f"no repair for {kind}"
 
 
 def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: bool = True) -> Verification:
-    """Replay the run with the repair and judge the case again; on refutation ask the context oracle.
+    """Verify one attribution; the claim itself is never changed, only what verification found.
 
-    With `oracle=False` a refuted or unrepairable claim is returned as it is, never revised.
+    With `oracle`, a repair that did not deliver the evidence is followed by the context oracle, which
+    records the answer step's own failure (if any) as a second fault beside the claim.
     """
-    if attribution.error_type == "ResponseError":
-        return Verification(attribution, BY_ELIMINATION, "the context held the evidence")
     if not attribution.determined:
-        return Verification(attribution, NOT_VERIFIABLE, "undetermined")
-    patch, reason = build_repair(ws, attribution)
-    if patch is None:
-        claim = Verification(attribution, NOT_VERIFIABLE, reason)
-    else:
-        try:
-            result = replay(ws, attribution.run_id, patch, cases=[attribution.case_id], llm=llm)
-        except UntrustedSnapshotError:
-            raise  # a tampered workspace stops verification: it is not one unverifiable claim
-        except MemtraceError as exc:
-            return Verification(attribution, NOT_VERIFIABLE, str(exc))
-        answered = result.case(attribution.case_id)
-        if answered.correct:
-            return Verification(
-                attribution,
-                VERIFIED,
-                f"{reason}; replayed answer {answered.prediction!r}",
-                result.run_id,
-                answered.prediction,
-            )
-        claim = Verification(
-            attribution,
-            REFUTED,
-            f"{reason}; replayed answer {answered.prediction!r}",
-            result.run_id,
-            answered.prediction,
+        return _outcome(
+            attribution, NOT_VERIFIABLE, "undetermined", "undetermined: there is nothing to repair"
         )
-    return revise(ws, attribution, claim, llm=llm) if oracle else claim
+    graph = ws.cached_view(attribution.run_id)
+    case = ws.case(attribution.run_id, attribution.case_id)
+    target = evidence_target(graph, case, attribution)
+    needs_answer = answer_in_evidence(graph, case, attribution)
+    if attribution.error_type == "ResponseError":
+        return _by_elimination(graph, case, attribution, target, needs_answer)
+    if target is None:
+        return _outcome(
+            attribution, NOT_VERIFIABLE, "no-evidence", "the path names no evidence to check a replay against"
+        )
+    patch, repair = build_repair(ws, attribution)
+    if patch is None:
+        return _outcome(attribution, NOT_VERIFIABLE, "no-repair", f"no repair ({repair}); no replay was run")
+    try:
+        result = replay(ws, attribution.run_id, patch, cases=[attribution.case_id], llm=llm)
+    except UntrustedSnapshotError:
+        raise  # a tampered workspace stops verification: it is not one unverifiable claim
+    except MemtraceError as exc:
+        return _outcome(attribution, NOT_VERIFIABLE, "replay-failed", f"the repair replay failed: {exc}")
+    if attribution.op_id not in result.patched:
+        return _outcome(
+            attribution,
+            NOT_VERIFIABLE,
+            "repair-not-applied",
+            f"the repaired operation did not run in the replay ({result.run_id})",
+        )
+    answered = result.case(attribution.case_id)
+    delivered = carrying_part(target, [(None, answered.context)], case.gold, require_answer=needs_answer)
+    checked = [
+        f"repair: {repair}; replayed {result.run_id}",
+        (
+            f"the replayed context carries the evidence: {delivered.text!r} (support {delivered.support:.2f})"
+            if delivered is not None
+            else f"no part of the replayed context ({len(answered.context)} items) carries the evidence"
+        ),
+        f"replayed answer {answered.prediction!r}: {'correct' if answered.correct else 'still wrong'}",
+    ]
+    outcome = Verification(
+        attribution,
+        ANSWER_CONFIRMED,
+        "",
+        result.run_id,
+        answered.prediction,
+        flow_confirmed=delivered is not None,
+        answer_confirmed=answered.correct,
+        checked=checked,
+    )
+    anatomy = case_anatomy(graph, case)
+    if answered.correct:
+        outcome.reason, outcome.why = "the repair flips the answer", "answer-flips"
+        return outcome
+    if delivered is not None:
+        outcome.verdict, outcome.why = FLOW_CONFIRMED, "answer-step-fails-with-evidence"
+        outcome.reason = (
+            "the repair delivers the evidence into the answer's context; the answer step still fails"
+        )
+        if anatomy.answer_op is not None:
+            outcome.second_faults.append(
+                answer_step_fault(anatomy.answer_op.id, answered.prediction, result.run_id, "repair replay")
+            )
+        return outcome
+    _undelivered(ws, graph, case, attribution, target, outcome, needs_answer)
+    ideal = later_ops_ideal_patch(graph, case, attribution, patch, outcome.why)
+    if ideal is not None:
+        kept = replay_with_ideal_later_ops(ws, graph, attribution, case, target, ideal, llm, needs_answer)
+        if kept is not None:
+            kept.checked = [*outcome.checked, *kept.checked]  # the plain repair's replay, then this one
+            return kept
+    if oracle:
+        probed = probe_answer_step(ws, graph, case, attribution, llm=llm)
+        if probed is not None:
+            outcome.second_faults.append(probed)
+        outcome.checked.append(
+            "context oracle: "
+            + ("the answer step fails even with the evidence" if probed else "it answers right")
+        )
+    return outcome
+
+
+def _undelivered(
+    ws: Workspace,
+    graph: GraphQueries,
+    case: Case,
+    attribution: Attribution,
+    target: Target,
+    outcome: Verification,
+    needs_answer: bool,
+) -> None:
+    """Why a repair did not deliver the evidence. Refuted only when the claim's premise is false (the
+    recorded run still had the information where the claim says it was lost); a later operation
+    losing it again is a later fault, which the decisive criterion assumes away, so not a refutation."""
+    anatomy = case_anatomy(graph, case)
+    if attribution.error_type == "RetrievalError":
+        held = context_part(graph, case, target, require_answer=needs_answer)
+        if held is not None:
+            outcome.verdict, outcome.why = REFUTED, "context-had-it"
+            outcome.reason = f"the recorded context already carried the evidence: {held.text!r}"
+            return
+        memory = next((s for s in attribution.path if s.note == "in memory at question time"), None)
+        value = graph.value(memory.id) if memory is not None else None
+        if needs_answer and carrying_part(target, [(None, value)], case.gold, require_answer=True) is None:
+            outcome.verdict, outcome.why = NOT_VERIFIABLE, "held-memory-lacks-answer"
+            outcome.reason = (
+                "the memory the claim names as held at question time does not state the gold answer "
+                "the evidence states, so putting it in the context cannot deliver the information"
+            )
+            return
+        outcome.verdict, outcome.why = NOT_VERIFIABLE, "repair-overridden"
+        outcome.reason = (
+            "the repaired retrieval output did not reach the answer's context (a later step replaced it)"
+        )
+        return
+    values = graph.memory_values_at(anatomy.question_seq - 1)
+    held_then = carrying_part(target, list(values.items()), case.gold, require_answer=needs_answer)
+    if held_then is not None:
+        outcome.verdict, outcome.why = REFUTED, "memory-had-it"
+        outcome.reason = (
+            f"the recorded memory still carried the evidence at question time: {held_then.text!r}"
+        )
+        return
+    gold = case.gold if needs_answer else None
+    held = memory_carries_at_question(ws, outcome.replay_run or "", case.id, target, gold=gold)
+    if held is False:
+        outcome.verdict, outcome.why = NOT_VERIFIABLE, "loss-recurs"
+        outcome.reason = (
+            "the repair restores the evidence, but a later operation loses it again before the question "
+            "(a later fault; with ideal later operations it would survive)"
+        )
+        outcome.checked.append("replayed memory at question time: no unit carries the evidence")
+        return
+    outcome.verdict, outcome.why = NOT_VERIFIABLE, "retrieval-missed-restored"
+    outcome.reason = (
+        "the repair restored the evidence in memory, but the replayed retrieval did not return it "
+        "(a later retrieval fault; ideal later operations would have delivered it)"
+    )
+    outcome.checked.append("replayed memory at question time: a unit carries the evidence")
+    if anatomy.retrieval_op is not None:
+        outcome.second_faults.append(
+            {
+                "op_id": anatomy.retrieval_op.id,
+                "error_type": "RetrievalError",
+                "how": "repair replay",
+                "replay_run": outcome.replay_run,
+                "reason": "did not retrieve the restored memory in the repair replay",
+            }
+        )
+
+
+def _by_elimination(
+    graph: GraphQueries, case: Case, attribution: Attribution, target: Target | None, needs_answer: bool
+) -> Verification:
+    """A ResponseError: by elimination when a named part of the answer's context carries the evidence."""
+    no_replay = "no replay: an answer step has no upstream repair to replay"
+    if target is None:
+        return _outcome(
+            attribution,
+            NOT_VERIFIABLE,
+            "no-carrying-part",
+            "no evidence to find in the context (e.g. an unanswerable question); no part can be named",
+            [no_replay],
+        )
+    scorer = OverlapScorer()
+    named = next((s for s in attribution.path if s.part), None)
+    if named is not None and named.part is not None:
+        support = scorer.score(target, named.part)
+        if support >= scorer.threshold and (not needs_answer or states_answer(named.part, case.gold)):
+            checked = [f"named carrying part {named.part!r} (support {support:.2f})", no_replay]
+            return _outcome(
+                attribution, BY_ELIMINATION, "part-named", "the named part carries the evidence", checked
+            )
+    found = context_part(graph, case, target, scorer, require_answer=needs_answer)
+    if found is None:
+        return _outcome(
+            attribution,
+            NOT_VERIFIABLE,
+            "no-carrying-part",
+            "no single part of the answer's context carries the evidence"
+            + (" and states the gold answer, which the evidence states" if needs_answer else ""),
+            [no_replay],
+        )
+    step = next((s for s in attribution.path if s.kind == "var" and s.id == found.var_id), None)
+    if step is None:
+        version = graph.var(found.var_id) if found.var_id else None
+        step = PathStep(
+            "var", found.var_id or "?", version.seq if version else -1, "in the answer's context", True
+        )
+        attribution.path.append(step)
+    step.part = found.text
+    answer_note = "states the gold answer" if found.states_answer else "does not state the gold answer itself"
+    checked = [
+        f"carrying part {found.text!r} of {found.var_id} (support {found.support:.2f}; {answer_note})",
+        no_replay,
+    ]
+    return _outcome(
+        attribution,
+        BY_ELIMINATION,
+        "part-found",
+        "a part of the answer's context carries the evidence",
+        checked,
+    )
+
+
+def _outcome(
+    attribution: Attribution, verdict: str, why: str, reason: str, checked: list[str] | None = None
+) -> Verification:
+    return Verification(attribution, verdict, reason, why=why, checked=checked or [])
 
 
 def verify_all(
@@ -114,18 +318,19 @@ def verify_all(
     oracle: bool = True,
     runs: list[str] | None = None,
     limit: int | None = None,
+    refresh: bool = False,
 ) -> list[Verification]:
-    """Verify the stored, not yet verified attributions of a method and store the outcome on each.
+    """Verify a method's stored attributions (of `runs` when given) and store the outcome on each.
 
-    `runs` (ids, names or prefixes) narrows them to those runs; `limit` verifies at most that many,
-    so a large workspace can be verified in installments (the rest stay unverified).
+    Already verified ones are skipped unless `refresh`; `limit` verifies at most that many, so a
+    large workspace can be verified in installments (the rest stay unverified).
     """
     with Workspace(workspace) as ws:
         chosen = None if runs is None else {ws.run(ref).id for ref in runs}
         attributions = [
             a
             for a in load_attributions(ws.store, method=method)
-            if a.verified is None and (chosen is None or a.run_id in chosen)
+            if (refresh or a.verified is None) and (chosen is None or a.run_id in chosen)
         ][:limit]
         keys = dict(
             ws.store.conn.execute(
@@ -135,29 +340,13 @@ def verify_all(
         results = []
         for done, attribution in enumerate(attributions, 1):
             outcome = verify(ws, attribution, llm=llm, oracle=oracle)
-            checked = outcome.attribution
-            checked.verified, checked.replay_run = outcome.verdict, outcome.replay_run
-            save_attribution(ws.store, checked, keys.get(f"{checked.run_id}/{checked.case_id}", ""))
+            save_attribution(
+                ws.store, outcome.record(), keys.get(f"{attribution.run_id}/{attribution.case_id}", "")
+            )
             results.append(outcome)
             if progress:
                 progress(done, len(attributions))
         return results
-
-
-def verified_shares(workspace: str | Path, method: str) -> dict[str, dict[str, int]]:
-    """Counts of verification outcomes per error type for a method's stored attributions.
-
-    Besides the outcomes, `revised` counts attributions the context oracle turned into this type and
-    `revised away` those it turned from this type into another (they are not in the outcomes).
-    """
-    with Workspace(workspace) as ws:
-        table: dict[str, Counter[str]] = defaultdict(Counter)
-        for a in load_attributions(ws.store, method=method):
-            table[a.error_type][a.verified or "not verified"] += 1
-            if a.revised_from is not None:
-                table[a.error_type]["revised"] += 1
-                table[a.revised_from["error_type"]]["revised away"] += 1
-        return {kind: dict(counts) for kind, counts in table.items()}
 
 
 def _as_fact(message: str) -> str:

@@ -3,7 +3,9 @@
 Loads `<dir>/<split>/*.json` (graph/io), runs the method on every annotated case and reports, per
 split: operation accuracy (exact `final_op_id`), error-type accuracy, the Undetermined rate,
 average tokens and seconds per case, and a confusion matrix of error types. Non-memory labels
-(AnnotationError, JudgeError) are counted apart, as the paper drops them.
+(AnnotationError, JudgeError) are counted apart, as the paper drops them. Every attribution is stored
+in the workspace (like `memtrace attribute`), and the result lists each case: gold and predicted
+operation and error type, and the method's explanation, so a miss can be read, not only counted.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from rich.console import Console
 from rich.table import Table
 
 from ..attribution.engine import make_method
-from ..attribution.model import ERROR_TYPES, UNDETERMINED, Attribution
-from ..graph import Workspace
+from ..attribution.evidence import METHODS as EVIDENCE_METHODS
+from ..attribution.model import ERROR_TYPES, UNDETERMINED, Attribution, save_attribution, settings_key
+from ..graph import MemtraceError, Workspace
 from ..graph.io import load_memtracebench
 from ..progress import progress_bar
 
@@ -34,8 +37,16 @@ def evaluate_memtracebench(
     workspace: Path | None = None,
     llm: Any = None,
     console: Console | None = None,
+    scorer: str = "overlap",
+    evidence: str = "auto",
 ) -> dict[str, Any]:
-    """Run `method` on every annotated case and score it against the gold labels."""
+    """Run `method` on every annotated case, store its attributions and score them against the gold labels.
+
+    `scorer` and `evidence` choose the flow method's support scorer and starting points (gold or
+    pseudo evidence); other methods take neither.
+    """
+    if evidence not in EVIDENCE_METHODS:
+        raise MemtraceError(f"unknown evidence {evidence!r} (choose {', '.join(EVIDENCE_METHODS)})")
     scratch = None
     if workspace is None:
         scratch = tempfile.TemporaryDirectory(prefix="memtracebench-")
@@ -43,7 +54,9 @@ def evaluate_memtracebench(
     try:
         with Workspace(workspace, create=True) as ws:
             runs = load_memtracebench(ws.store, directory, splits=splits)
-            chosen = make_method(method, llm=llm)
+            options: dict[str, Any] = {"evidence": evidence} if method == "flow" else {}
+            chosen = make_method(method, llm=llm, scorer=scorer, **options)
+            key = settings_key(chosen.settings())
             labelled = [(run, a) for run in runs for a in ws.store.annotations(run.id)]
             cases = {(c.run_id, c.id): c for run in runs for c in ws.cases(run.id)}
             per_split: dict[str, list[tuple[Any, Attribution]]] = defaultdict(list)
@@ -57,17 +70,39 @@ def evaluate_memtracebench(
                     if run.id not in views:
                         views.clear()
                         views[run.id] = ws.view(run.id)
-                    per_split[run.system or "?"].append((label, chosen.attribute(views[run.id], case)))
+                    attribution = chosen.attribute(views[run.id], case)
+                    save_attribution(ws.store, attribution, key)
+                    per_split[run.system or "?"].append((label, attribution))
                     progress.advance(task)
         return {
             "method": method,
             "directory": str(directory),
             "splits": {split: score(items) for split, items in sorted(per_split.items())},
             "all": score([item for items in per_split.values() for item in items]),
+            "settings": chosen.settings(),
+            "cases": [case_row(split, g, a) for split, items in sorted(per_split.items()) for g, a in items],
         }
     finally:
         if scratch is not None:
             scratch.cleanup()
+
+
+def case_row(split: str, gold: Any, got: Attribution) -> dict[str, Any]:
+    """One case as the per-case JSON lists it: the gold label beside the method's answer and why."""
+    return {
+        "split": split,
+        "run": got.run_id,
+        "case": got.case_id,
+        "gold_op": gold.op_id,
+        "gold_type": gold.error_type,
+        "predicted_op": got.op_id,
+        "predicted_type": got.error_type,
+        "op_correct": got.op_id == gold.op_id,
+        "type_correct": got.error_type == gold.error_type,
+        "memory_label": gold.error_type not in NON_MEMORY,
+        "confidence": got.confidence,
+        "explanation": got.explanation,
+    }
 
 
 def score(items: list[tuple[Any, Attribution]]) -> dict[str, Any]:

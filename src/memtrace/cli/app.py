@@ -318,58 +318,57 @@ def verify(
     model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
     base_url: Annotated[str | None, typer.Option(help="Endpoint for --llm openai.")] = None,
     oracle: Annotated[
-        bool, typer.Option(help="After a refuted repair, test the answer step with the evidence in context.")
+        bool,
+        typer.Option(
+            help="When a repair does not deliver the evidence, test the answer step (a second fault)."
+        ),
     ] = True,
     run: Annotated[
         list[str] | None, typer.Option(help="Only this run's attributions (repeatable; id, name or prefix).")
     ] = None,
     limit: Annotated[int | None, typer.Option(help="Verify at most N (the rest stay unverified).")] = None,
+    refresh: Annotated[bool, typer.Option(help="Verify again those already verified.")] = False,
     json_out: JsonOption = None,
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
-    """Replay each attributed run with the blamed operation repaired and check the answer flips."""
-    from rich.table import Table
+    """Replay each attributed run with the blamed operation repaired: flow- and answer-confirmation."""
+    from ..attribution.engine import METHODS
+    from ..attribution.model import load_attributions
+    from ..attribution.verify import verification_summary, verify_all
+    from .verify_cmd import headline, reasons_table, verdict_table
 
-    from ..attribution.verify import verified_shares, verify_all
-
+    if method not in METHODS:
+        raise MemtraceError(f"unknown attribution method {method!r} (choose {', '.join(METHODS)})")
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     client = _llm_client(llm, model, base_url, workspace)
     with _progress() as progress:
         task = progress.add_task(f"verifying ({method})", total=None)
-        verify_all(
+        outcomes = verify_all(
             workspace,
             method=method,
             llm=client,
             oracle=oracle,
             runs=run,
             limit=limit,
+            refresh=refresh,
             progress=lambda done, total: progress.update(task, completed=done, total=total),
         )
-    shares = verified_shares(workspace, method)
-    outcomes = ["true", "by-elimination", "false", "not-verifiable", "not verified"]
-    table = Table(title=f"Verification of {method} attributions in {workspace}", title_justify="left")
-    for column in ["error type", *outcomes, "revised to / away", "verified share"]:
-        table.add_column(column, justify="left" if column == "error type" else "right")
-    good_all = total_all = 0
-    for kind, counts in sorted(shares.items()):
-        total = sum(counts.get(o, 0) for o in outcomes)
-        good = counts.get("true", 0) + counts.get("by-elimination", 0)
-        good_all, total_all = good_all + good, total_all + total
-        revised = f"{counts.get('revised', 0)} / {counts.get('revised away', 0)}"
-        share = f"{good / total:.1%}" if total else "-"
-        table.add_row(kind, *(str(counts.get(o, 0)) for o in outcomes), revised, share)
-    if total_all:
-        table.add_section()
-        table.add_row("all", *[""] * len(outcomes), "", f"{good_all / total_all:.1%} of {total_all}")
-    console.print(table)
+    with Workspace(workspace) as ws:
+        chosen = None if run is None else {ws.run(ref).id for ref in run}
+        scope = [
+            a for a in load_attributions(ws.store, method=method) if chosen is None or a.run_id in chosen
+        ]
+    summary = verification_summary(scope)
+    where = f" of run(s) {', '.join(run)}" if run else ""
+    console.print(verdict_table(summary, f"Verification of {method} attributions{where} in {workspace}"))
+    reasons = reasons_table(summary)
+    if reasons is not None:
+        console.print(reasons)
+    console.print(headline(summary))
     console.print(
-        consoles.styled(
-            "revised: refuted claims the context oracle moved to the answer step, which failed "
-            "even with the evidence in its context.",
-            "dim",
-        )
+        consoles.styled(f"verified now: {len(outcomes)} (--refresh verifies stored verdicts again)", "dim")
     )
-    write_json(json_out, shares)
+    write_json(json_out, {**summary, "verified_now": len(outcomes)})
 
 
 bench_app = typer.Typer(
@@ -394,6 +393,15 @@ def bench_memtracebench(
     llm: Annotated[str, typer.Option(help="offline, or openai for the LLM methods.")] = "offline",
     model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
     base_url: Annotated[str | None, typer.Option(help="Endpoint for --llm openai.")] = None,
+    scorer: Annotated[
+        str, typer.Option(help="flow's support scorer: overlap, embedding or llm.")
+    ] = "overlap",
+    evidence: Annotated[
+        str, typer.Option(help="flow's starting points: auto, gold, bm25, dense or hybrid.")
+    ] = "auto",
+    cases_json: Annotated[
+        Path | None, typer.Option("--cases-json", help="Write one row per case here (gold, predicted, why).")
+    ] = None,
     json_out: JsonOption = None,
 ) -> None:
     """Attribution accuracy against MemTraceBench gold labels, per split, with a confusion matrix."""
@@ -404,10 +412,20 @@ def bench_memtracebench(
         workspace = resolve_workspace(str(workspace_arg) if workspace_arg else None, workspace_alias)
     client = _llm_client(llm, model, base_url, workspace or Path(".")) if llm != "offline" else None
     result = evaluate_memtracebench(
-        directory, method=method, splits=split, workspace=workspace, llm=client, console=console
+        directory,
+        method=method,
+        splits=split,
+        workspace=workspace,
+        llm=client,
+        console=console,
+        scorer=scorer,
+        evidence=evidence,
     )
     console.print(results_table(result))
     console.print(confusion_table(result))
+    if workspace is not None:
+        console.print(f"attributions stored in {workspace} (memtrace report {workspace} --method {method})")
+    write_json(cases_json, result["cases"])
     write_json(json_out, result)
 
 

@@ -29,7 +29,7 @@ from .rows import (
 from .values import decode_value
 
 DB_FILENAME = "memtrace.db"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Column orders of the tuples that writers pass in (the recorder builds these directly).
 OP_COLUMNS = "run, id, seq, parent_op, name, category, started_at, ended_at, status, metadata"
@@ -115,6 +115,18 @@ _MIGRATIONS: dict[int, str] = {
     CREATE TABLE IF NOT EXISTS pending_prefixes (
         run TEXT PRIMARY KEY, source TEXT NOT NULL, upto_seq INTEGER NOT NULL
     );
+    """,
+    # 5: verification's two levels per attribution (flow-confirmed: the repair delivers the evidence
+    # into the answer's context; answer-confirmed: the real answer flips) and how it got there (JSON).
+    # Earlier verdicts mixed the levels and moved refuted claims to the answer step, against the
+    # decisive criterion: those revised attributions are dropped (attributing again recomputes them)
+    # and every other verdict is cleared, so that `memtrace verify` replays them again.
+    5: """
+    ALTER TABLE attributions ADD COLUMN flow_confirmed INTEGER;
+    ALTER TABLE attributions ADD COLUMN answer_confirmed INTEGER;
+    ALTER TABLE attributions ADD COLUMN verification TEXT;
+    DELETE FROM attributions WHERE revised_from IS NOT NULL;
+    UPDATE attributions SET verified = NULL, replay_run = NULL;
     """,
 }
 

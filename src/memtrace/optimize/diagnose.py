@@ -3,8 +3,8 @@
 The flow method attributes every failed case of the training runs (stored attributions are reused,
 so a config already diagnosed costs nothing); replay verifies them (ResponseErrors by elimination,
 the others by a repaired re-execution, at most `verify_limit` replays a round, spread over the error
-types in case order); each attribution, as verification left it (the context oracle may revise it to
-the answer step), is routed to tunables (routing.py). Verified attributions rank a tunable first.
+types in case order); each attribution (verification never moves a claim, it only records what it
+confirmed) is routed to tunables (routing.py). Confirmed attributions rank a tunable first.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any
 
 from ..attribution.engine import attribute, make_method
 from ..attribution.model import Attribution, save_attribution, settings_key
-from ..attribution.verify import verify
+from ..attribution.verify import ANSWER_CONFIRMED, BY_ELIMINATION, FLOW_CONFIRMED, verify
 from ..graph import Workspace
 from .routing import route
 
-VERIFIED_VERDICTS = ("true", "by-elimination")
+VERIFIED_VERDICTS = (ANSWER_CONFIRMED, FLOW_CONFIRMED, BY_ELIMINATION)
 EXAMPLES = 6
 
 Progress = Callable[[str, int, int], None]
@@ -175,8 +175,7 @@ def _verify(
     todo = [*free, *replayed]
     for done, item in enumerate(todo, 1):
         outcome = verify(ws, item, llm=llm)
-        checked = getattr(outcome, "attribution", item)
-        checked.verified, checked.replay_run = outcome.verdict, outcome.replay_run
+        checked = outcome.record()
         save_attribution(ws.store, checked, key)
         outcomes[(item.run_id, item.case_id)] = checked
         if progress:

@@ -221,6 +221,9 @@ def _read_runs(
                 verified=item.verified,
                 funnel_stage=entry.stage if entry is not None else None,
                 revised_from=revised_claim(item),
+                flow_confirmed=item.flow_confirmed,
+                answer_confirmed=item.answer_confirmed,
+                verification_reason=(item.verification or {}).get("reason"),
             )
             if op is not None and question_seq is not None:
                 place = clock.place(op.seq, question_seq)

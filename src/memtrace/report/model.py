@@ -12,7 +12,14 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 #: Verification outcomes in display order; None on an attribution ("not verified") becomes the last.
-VERIFICATION_OUTCOMES = ("true", "by-elimination", "false", "not-verifiable", "not verified")
+VERIFICATION_OUTCOMES = (
+    "answer-confirmed",
+    "flow-confirmed",
+    "by-elimination",
+    "refuted",
+    "not-verifiable",
+    "not verified",
+)
 
 #: Evidence funnel stages in order (key, label).
 FUNNEL_STAGES = (
@@ -48,10 +55,18 @@ class Headline(BaseModel):
     by_error_type: dict[str, int]
     by_system: dict[str, int]
     verification: dict[str, int]
-    #: (replay-confirmed + verified by elimination) / attributed; None when nothing is attributed.
-    verified_share: float | None
-    #: replay-confirmed only ("true") / attributed.
-    replay_confirmed_share: float | None
+    #: Claims a repair can test: determined attributions other than ResponseErrors.
+    claims: int = 0
+    #: Of those, the repair replay delivered the evidence into the answer's context / the answer flipped.
+    flow_confirmed: int = 0
+    answer_confirmed: int = 0
+    flow_confirmed_share: float | None = None
+    answer_confirmed_share: float | None = None
+    #: ResponseErrors, and those by elimination (the carrying part of the context named): never summed
+    #: with the confirmed shares.
+    responses: int = 0
+    by_elimination: int = 0
+    by_elimination_share: float | None = None
 
 
 class SystemSummary(BaseModel):
@@ -141,6 +156,10 @@ class FailureRecord(BaseModel):
     funnel_stage: str | None = None
     #: the claim replay verification replaced ("DeletionError at delete_memory#178"), if it revised one.
     revised_from: str | None = None
+    flow_confirmed: bool | None = None
+    answer_confirmed: bool | None = None
+    #: why verification reached its verdict (or fell short of confirming).
+    verification_reason: str | None = None
 
 
 class ValueSnippet(BaseModel):
@@ -169,6 +188,13 @@ class Example(BaseModel):
     confidence: float
     verified: str | None
     revised_from: str | None = None
+    #: The part of the answer's context that carries the information (ResponseErrors), when named.
+    carrying_part: str | None = None
+    verification_reason: str | None = None
+    #: What verification checked (the replayed context, the replayed answer, the carrying part).
+    checked: list[str] = Field(default_factory=list)
+    #: Later faults seen beside the claim ("ResponseError at answer#9: answered ... with the evidence").
+    second_faults: list[str] = Field(default_factory=list)
     inputs: list[ValueSnippet] = Field(default_factory=list)
     outputs: list[ValueSnippet] = Field(default_factory=list)
     more_inputs: int = 0

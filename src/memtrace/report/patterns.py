@@ -10,6 +10,7 @@ each system's pattern would show the same few.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 
@@ -33,9 +34,19 @@ _WHAT = {
     "DeletionError": "deleted a memory unit that held the needed information before the question was asked",
     "RetrievalError": "left the needed information out of the retrieved context although memory held it "
     "at question time",
-    "ResponseError": "answered wrong although its context held the needed information",
+    "ResponseError": "answered wrong from a context that the attribution says carries the needed "
+    "information (each example shows the carrying part, or says that none was found)",
 }
-_TRUST = {"true": 0, "by-elimination": 1, None: 2, "not-verifiable": 3, "false": 4}
+_TRUST = {
+    "answer-confirmed": 0,
+    "flow-confirmed": 1,
+    "by-elimination": 2,
+    None: 3,
+    "not-verifiable": 4,
+    "refuted": 5,
+}
+#: Sentences claiming a context held the information; shown only beside the part that carries it.
+_HELD = re.compile(r"\bheld (?:the |all the )?(?:needed )?information\b")
 
 
 def verification_counts(values: list[str | None]) -> dict[str, int]:
@@ -112,7 +123,7 @@ def pick_examples(
         enumerate(members),
         key=lambda item: (
             question_key(item[1].question) in avoid,
-            _TRUST.get(item[1].verified, 2),
+            _TRUST.get(item[1].verified, 3),
             -item[1].confidence,
             item[0],
         ),
@@ -148,6 +159,8 @@ def build_example(
     shown_in, shown_out = inputs[:MAX_INPUTS], outputs[:MAX_OUTPUTS]
     values = graph.values([*shown_in, *shown_out])
     focus = focus_terms(case, attribution)
+    part = carrying_part(attribution)
+    record_of = attribution.verification or {}
     evidence = evidence_texts(_carriers(graph, attribution))
     return Example(
         run_id=record.run_id,
@@ -158,14 +171,39 @@ def build_example(
         prediction=case.prediction,
         op_id=attribution.op_id,
         op_seq=op_seq,
-        explanation=attribution.explanation,
+        explanation=honest_explanation(attribution.explanation, part),
         confidence=attribution.confidence,
         verified=attribution.verified,
         revised_from=record.revised_from,
+        carrying_part=part,
+        verification_reason=record_of.get("reason"),
+        checked=[str(c) for c in record_of.get("checked") or []],
+        second_faults=[second_fault_line(f) for f in record_of.get("second_faults") or []],
         inputs=[snippet(v, values[v.id], focus, evidence=evidence) for v in shown_in],
         outputs=[snippet(v, values[v.id], focus, evidence=evidence) for v in shown_out],
         more_inputs=len(inputs) - len(shown_in),
         more_outputs=len(outputs) - len(shown_out),
+    )
+
+
+def carrying_part(attribution: Attribution) -> str | None:
+    """The part of the context the path names as carrying the information (PathStep.part), if any."""
+    return next((step.part for step in attribution.path if step.part), None)
+
+
+def honest_explanation(explanation: str, part: str | None) -> str:
+    """The explanation, with any "held the information" claim reworded when no carrying part backs it."""
+    if part is not None:
+        return explanation
+    return _HELD.sub(
+        "was scored as holding the information (no single part of it shown to carry it)", explanation
+    )
+
+
+def second_fault_line(fault: dict) -> str:
+    """A second (later) fault as one line: error type at operation, and what happened."""
+    return f"{fault.get('error_type', '?')} at {fault.get('op_id') or '-'}: {fault.get('reason', '')}".rstrip(
+        ": "
     )
 
 

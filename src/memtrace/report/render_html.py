@@ -12,6 +12,7 @@ from markupsafe import Markup, escape
 
 from . import svg
 from .model import VERIFICATION_OUTCOMES, Report
+from .render_md import CONFIRMATION_NOTE
 
 _TEMPLATES = Path(__file__).with_name("templates")
 
@@ -68,4 +69,5 @@ def render_html(report: Report) -> str:
         outcomes=[o for o in VERIFICATION_OUTCOMES if o in report.headline.verification],
         charts=charts(report),
         example_anchors=examples,
+        confirmation_note=CONFIRMATION_NOTE,
     )

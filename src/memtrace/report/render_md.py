@@ -10,6 +10,14 @@ import html
 
 from .model import VERIFICATION_OUTCOMES, Example, Pattern, Report, ValueSnippet
 
+#: What the confirmation columns mean (the levels are never summed into one "verified" share).
+CONFIRMATION_NOTE = (
+    "Flow-confirmed: replaying with the blamed operation repaired delivered the evidence into the answer "
+    "step's context. Answer-confirmed: the replayed answer was right. By elimination (ResponseErrors "
+    "only, no replay): the part of the context that carries the evidence is named. Shares of different "
+    "populations, shown side by side and never added up."
+)
+
 
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
@@ -56,24 +64,32 @@ def render_markdown(report: Report) -> str:
         "",
     ]
     lines += _table(
-        ["questions", "judged", "correct", "accuracy", "failures", "attributed", "undetermined", "verified"],
+        ["questions", "judged", "correct", "accuracy", "failures", "attributed", "undetermined"],
+        [[h.questions, h.judged, h.correct, _pct(h.accuracy), h.failures, h.attributed, h.undetermined]],
+    )
+    lines += _table(
+        [
+            "claims a repair can test",
+            "flow-confirmed",
+            "answer-confirmed",
+            "ResponseErrors",
+            "by elimination",
+        ],
         [
             [
-                h.questions,
-                h.judged,
-                h.correct,
-                _pct(h.accuracy),
-                h.failures,
-                h.attributed,
-                h.undetermined,
-                f"{_pct(h.verified_share)} ({_pct(h.replay_confirmed_share)} by replay)",
+                h.claims,
+                f"{_pct(h.flow_confirmed_share)} ({h.flow_confirmed})",
+                f"{_pct(h.answer_confirmed_share)} ({h.answer_confirmed})",
+                h.responses,
+                f"{_pct(h.by_elimination_share)} ({h.by_elimination})",
             ]
         ],
     )
+    lines += [CONFIRMATION_NOTE, ""]
     kinds = report.error_types
     lines += ["### By system", ""]
     lines += _table(
-        ["system", "runs", "questions", "accuracy", "failures", *kinds, "verified"],
+        ["system", "runs", "questions", "accuracy", "failures", *kinds, "verification"],
         [
             [
                 s.system,
@@ -188,8 +204,13 @@ def _example(e: Example) -> list[str]:
         f"- **Decisive operation:** {_code(e.op_id or '-')}"
         + (f" (seq {e.op_seq})" if e.op_seq is not None else ""),
         f"- **Why:** {_text(e.explanation)}",
-        f"- **Confidence:** {e.confidence:.2f} · **verified:** {verified}",
+        f"- **Confidence:** {e.confidence:.2f} · **verified:** {verified}"
+        + (f" ({_text(e.verification_reason)})" if e.verification_reason else ""),
     ]
+    if e.carrying_part:
+        lines.append(f"- **Carrying part of the context:** {_text(e.carrying_part)}")
+    lines += [f"- **Checked:** {_text(c)}" for c in e.checked]
+    lines += [f"- **Second fault (later, beside the claim):** {_text(f)}" for f in e.second_faults]
     if e.revised_from:
         lines.append(f"- **Revised by verification from:** {_text(e.revised_from)}")
     lines.append("")

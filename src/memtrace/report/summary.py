@@ -51,8 +51,11 @@ def headline_numbers(
     correct = sum(s.correct for s in systems)
     verification = verification_counts([r.verified for r in records])
     attributed = len(records)
-    confirmed = verification.get("true", 0)
-    eliminated = verification.get("by-elimination", 0)
+    claims = [r for r in records if r.error_type not in ("ResponseError", UNDETERMINED)]
+    responses = [r for r in records if r.error_type == "ResponseError"]
+    flow = sum(bool(r.flow_confirmed) for r in claims)
+    answer = sum(bool(r.answer_confirmed) for r in claims)
+    eliminated = sum(r.verified == "by-elimination" for r in responses)
     return Headline(
         runs=len(runs),
         questions=sum(len(cases[r.id]) for r in runs),
@@ -65,8 +68,14 @@ def headline_numbers(
         by_error_type=dict(Counter(r.error_type for r in records).most_common()),
         by_system={s.system: s.failures for s in systems},
         verification=verification,
-        verified_share=(confirmed + eliminated) / attributed if attributed else None,
-        replay_confirmed_share=confirmed / attributed if attributed else None,
+        claims=len(claims),
+        flow_confirmed=flow,
+        answer_confirmed=answer,
+        flow_confirmed_share=flow / len(claims) if claims else None,
+        answer_confirmed_share=answer / len(claims) if claims else None,
+        responses=len(responses),
+        by_elimination=eliminated,
+        by_elimination_share=eliminated / len(responses) if responses else None,
     )
 
 

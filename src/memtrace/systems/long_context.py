@@ -51,8 +51,12 @@ class LongContext(MemorySystem):
         if self.tokens > self.config.max_tokens:
             with mt.op("trim_memory", category="update", max_tokens=self.config.max_tokens) as op:
                 entries, tokens = list(self.entries), self.tokens
+                kept = set(run.kept(UNIT))  # a verifying replay may keep restored evidence lines
                 while tokens > self.config.max_tokens and len(entries) > 1:
-                    tokens -= estimate_tokens(entries.pop(0))
+                    oldest = next((i for i, e in enumerate(entries) if e not in kept), None)
+                    if oldest is None:
+                        break
+                    tokens -= estimate_tokens(entries.pop(oldest))
                 op.set(dropped=len(self.entries) - len(entries))
                 unit.update(entries, by=op)
                 self._follow(unit.applied, entries)

@@ -152,7 +152,7 @@ def _judge_like(ws: Workspace, run_id: str, llm: Any) -> Any:
         if llm is None:
             raise MemtraceError(f"run {run_id} was judged by an LLM: replay it with an LLM client")
         return make_judge("llm", client=llm)
-    return make_judge("f1")
+    return make_judge("f1" if methods == {"f1"} else "strict")
 
 
 def _question_start(ws: Workspace, run_id: str, conversation: Any, cases: list[str] | None) -> int | None:

@@ -42,6 +42,8 @@ class CaseResult:
     score: float
     input_tokens: int = 0
     output_tokens: int = 0
+    #: The context the answer step read (verification checks whether a repair delivered the evidence).
+    context: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -175,10 +177,12 @@ def answer_questions(
             id=question.id,
             metadata={"category_raw": question.category_raw},
         )
+        context: list[str] = []  # what the answer step read; empty when answering failed
         try:
             with usage_scope(f"case {question.id}") as usage, mt.op("question", category="query") as op:
                 op.output("question", question.question, category="query")
                 answer = system.answer(question)
+                context = list(answer.context)
                 verdict = judge.judge(
                     question.question,
                     question.answers,
@@ -209,6 +213,7 @@ def answer_questions(
                 score,
                 usage.usage.input_tokens,
                 usage.usage.output_tokens,
+                context=context,
             )
         )
         done += 1

@@ -133,6 +133,18 @@ class Recorder:
             self.patched.append(op_id)
         return patch
 
+    def kept(self, unit_id: str) -> list[Any]:
+        """Items of a memory unit that later changes must not drop, asked by the patches applied so far.
+
+        A replay that verifies a repair under DESIGN's criterion (the operations after the repaired
+        one behave ideally) keeps the restored evidence this way; systems that trim a unit honour it.
+        """
+        return [
+            item
+            for op_id in self.patched
+            for item in (self.patches[op_id].get("keep") or {}).get(unit_id, [])
+        ]
+
     # -- recording primitives (used by OpScope, MemoryUnit, CaseHandle) -----------------------
 
     def blob_for(self, value: Any) -> str:

@@ -1,0 +1,111 @@
+"""Replaying a repair with the operations after it behaving ideally, as DESIGN's criterion assumes.
+
+A plain repair replay runs every later operation for real, and some of them lose the restored
+evidence again: a window's next trim drops the oldest line once more, a second retrieval round that
+fuses rankings pushes the repaired first round's evidence out. Then the repair is replayed once
+more with just those later operations idealised for this evidence (later trims keep the restored
+lines; the final retrieval round ranks the evidence first), everything else running for real, and
+the verdict says so. The plain replay's outcome is reported beside it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..graph import Case, GraphQueries, MemtraceError, Workspace
+from ..systems.replay import replay
+from ..systems.rules import untag
+from ..systems.signing import UntrustedSnapshotError
+from .anatomy import case_anatomy
+from .confirm import carrying_part
+from .model import Attribution
+from .oracle import answer_step_fault, memory_as_context
+from .support import Target
+from .verdicts import ANSWER_CONFIRMED, FLOW_CONFIRMED, Verification
+
+#: The plain replay's shortfalls that idealising later operations addresses, and how.
+_HOW = {
+    "loss-recurs": ("kept-by-later-trims", "later trims of the unit keeping the restored line(s)"),
+    "repair-overridden": ("kept-by-later-rounds", "the final retrieval round ranking the evidence first"),
+}
+
+
+def later_ops_ideal_patch(
+    graph: GraphQueries, case: Case, attribution: Attribution, patch: dict[str, Any], why: str
+) -> dict[str, Any] | None:
+    """The repair patch extended so the later operations that lost the evidence keep it; None if none."""
+    op_id = attribution.op_id
+    if op_id is None or why not in _HOW:
+        return None
+    if why == "loss-recurs":
+        step = next((s for s in attribution.path if s.note.startswith("last version carrying")), None)
+        value = graph.value(step.id) if step is not None else None
+        if step is None or not isinstance(value, list):
+            return None
+        wanted = {s.id.rsplit("@", 1)[0] for s in attribution.path if s.note.startswith("evidence")}
+        lines = [item for item in value if untag(str(item))[0] in wanted]
+        if not lines:
+            return None
+        return {**patch, op_id: {**patch[op_id], "keep": {step.id.rsplit("@", 1)[0]: lines}}}
+    final = case_anatomy(graph, case).retrieval_op
+    held = next((s for s in attribution.path if s.note == "in memory at question time"), None)
+    if final is None or final.id == op_id or held is None:
+        return None
+    outputs = [v for v in graph.outputs(final.id) if v.category == "retrieved"]
+    if not outputs:
+        return None
+    items = list(graph.value(outputs[-1].id) or [])
+    memory = memory_as_context(graph.value(held.id))
+    return {**patch, final.id: {"outputs": {outputs[-1].name: [memory, *items[:-1]]}}}
+
+
+def replay_with_ideal_later_ops(
+    ws: Workspace,
+    graph: GraphQueries,
+    attribution: Attribution,
+    case: Case,
+    target: Target,
+    patch: dict[str, Any],
+    llm: Any,
+    needs_answer: bool,
+) -> Verification | None:
+    """Replay `patch` (from `later_ops_ideal_patch`); a verdict when the evidence arrives, else None."""
+    why, how = next(v for k, v in _HOW.items() if k in _kind(patch, attribution))
+    try:
+        result = replay(ws, attribution.run_id, patch, cases=[case.id], llm=llm)
+    except UntrustedSnapshotError:
+        raise  # a tampered workspace stops verification: it is not one unverifiable claim
+    except MemtraceError:
+        return None
+    answered = result.case(case.id)
+    delivered = carrying_part(target, [(None, answered.context)], case.gold, require_answer=needs_answer)
+    if delivered is None:
+        return None
+    checked = [
+        f"repair replayed again with {how} (ideal later operations); replayed {result.run_id}",
+        f"the replayed context carries the evidence: {delivered.text!r} (support {delivered.support:.2f})",
+        f"replayed answer {answered.prediction!r}: {'correct' if answered.correct else 'still wrong'}",
+    ]
+    outcome = Verification(
+        attribution,
+        ANSWER_CONFIRMED if answered.correct else FLOW_CONFIRMED,
+        f"with {how}, the evidence reaches the answer's context"
+        + ("; the answer flips" if answered.correct else "; the answer step still fails"),
+        result.run_id,
+        answered.prediction,
+        flow_confirmed=True,
+        answer_confirmed=answered.correct,
+        checked=checked,
+        why=why,
+    )
+    answer_op = case_anatomy(graph, case).answer_op
+    if not answered.correct and answer_op is not None:
+        outcome.second_faults.append(
+            answer_step_fault(answer_op.id, answered.prediction, result.run_id, "repair replay")
+        )
+    return outcome
+
+
+def _kind(patch: dict[str, Any], attribution: Attribution) -> str:
+    """Which idealisation a patch carries: kept lines on the repaired op, or another op patched."""
+    return "loss-recurs" if "keep" in patch.get(attribution.op_id or "", {}) else "repair-overridden"

@@ -1,0 +1,230 @@
+"""Verification by replay: two levels apart, claims never moved downstream, elimination needs a part."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import memtrace as mt
+from memtrace.attribution.anatomy import case_anatomy
+from memtrace.attribution.confirm import evidence_target
+from memtrace.attribution.engine import attribute
+from memtrace.attribution.model import Attribution, PathStep, load_attributions
+from memtrace.attribution.oracle import evidence_texts
+from memtrace.attribution.support import OverlapScorer
+from memtrace.attribution.verify import Verification, verify, verify_all
+from memtrace.datasets import sample_conversation
+from memtrace.systems import run_conversation
+from memtrace.systems.long_context import LongContext, LongContextConfig
+from memtrace.systems.registry import system_class
+
+
+@pytest.fixture(scope="module")
+def trimmed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A long-context run whose small window loses evidence, attributed by flow."""
+    path = tmp_path_factory.mktemp("oracle")
+    run = run_conversation(LongContext(LongContextConfig(max_tokens=600)), sample_conversation(0), path)
+    attribute(mt.open(path), "flow")
+    return path, run.run_id
+
+
+def _verified(path: Path, run_id: str, *, oracle: bool, tmp_path: Path) -> list[Verification]:
+    """Verify a fresh copy of the attributed workspace (verification stores its outcome)."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(path, copy)
+    return verify_all(copy, method="flow", oracle=oracle)
+
+
+@pytest.fixture(scope="module")
+def retrieving(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A Mem0 run with a small top-k over the sample, attributed by flow: retrieval, deletion and
+    response claims."""
+    path = tmp_path_factory.mktemp("mem0")
+    mem0 = system_class("mem0")
+    run = run_conversation(mem0(mem0.Config(top_k=2)), sample_conversation(0), path)
+    attribute(mt.open(path), "flow")
+    return path, run.run_id
+
+
+def test_verification_never_moves_a_claim_and_records_the_answer_step_beside_it(
+    trimmed: tuple[Path, str], tmp_path: Path
+) -> None:
+    path, run_id = trimmed
+    before = {a.case_id: (a.op_id, a.error_type) for a in load_attributions(mt.open(path).store, run_id)}
+    outcomes = _verified(path, run_id, oracle=True, tmp_path=tmp_path)
+    assert {
+        o.attribution.case_id: (o.attribution.op_id, o.attribution.error_type) for o in outcomes
+    } == before
+    ws = mt.open(tmp_path / "copy")
+    seconds = [o for o in outcomes if o.second_faults]
+    assert seconds, "the offline answer step misses some answers even with the evidence in its context"
+    for outcome in seconds:
+        case = ws.case(run_id, outcome.attribution.case_id)
+        (fault,) = outcome.second_faults
+        assert fault["error_type"] == "ResponseError" and outcome.attribution.error_type != "ResponseError"
+        assert fault["op_id"] == case_anatomy(ws.view(run_id), case).answer_op.id
+        assert ws.case(fault["replay_run"], case.id).verdict == "wrong"  # the probe really answered wrong
+    stored = {a.case_id: a for a in load_attributions(ws.store, run_id, "flow")}
+    assert all(
+        stored[o.attribution.case_id].verification["second_faults"] == o.second_faults for o in outcomes
+    )
+    assert not any(a.revised_from for a in stored.values())
+
+
+def test_a_trim_loss_that_recurs_is_confirmed_only_with_later_trims_keeping_the_line(
+    trimmed: tuple[Path, str], tmp_path: Path
+) -> None:
+    path, run_id = trimmed
+    outcomes = _verified(path, run_id, oracle=False, tmp_path=tmp_path)
+    trims = [o for o in outcomes if o.attribution.error_type == "UpdateError"]
+    kept = [o for o in trims if o.why == "kept-by-later-trims"]
+    assert len(kept) * 2 > len(trims)
+    for outcome in [o for o in trims if o not in kept]:
+        assert (outcome.verdict, outcome.why, outcome.flow_confirmed) == (
+            "not-verifiable",
+            "loss-recurs",
+            False,
+        )
+    ws = mt.open(tmp_path / "copy")
+    for outcome in kept:
+        assert outcome.flow_confirmed is True and outcome.verdict in ("flow-confirmed", "answer-confirmed")
+        plain, kept = outcome.checked[0], outcome.checked[4]
+        assert (
+            "keep the previous version" in plain and "no part of the replayed context" in outcome.checked[1]
+        )
+        assert "no unit carries the evidence" in outcome.checked[3]  # the plain repair's replay lost it again
+        assert "later trims of the unit keeping" in kept
+        replayed = ws.run(outcome.replay_run)
+        restored = {s.id.rsplit("@", 1)[0] for s in outcome.attribution.path if s.note.startswith("evidence")}
+        keep = replayed.metadata["replay"]["patches"][outcome.attribution.op_id]["keep"]
+        assert all(line.split("]")[0][1:] in restored for lines in keep.values() for line in lines)
+        assert outcome.answer_confirmed is (
+            ws.case(outcome.replay_run, outcome.attribution.case_id).verdict == "correct"
+        )
+
+
+def test_a_retrieval_repair_is_checked_at_both_levels(retrieving: tuple[Path, str], tmp_path: Path) -> None:
+    path, run_id = retrieving
+    outcomes = [o for o in _verified(path, run_id, oracle=True, tmp_path=tmp_path)]
+    repaired = [o for o in outcomes if o.attribution.error_type == "RetrievalError"]
+    assert repaired, "a top-k of 2 should miss some evidence"
+    ws = mt.open(tmp_path / "copy")
+    for outcome in repaired:
+        a = ws.case(outcome.replay_run, outcome.attribution.case_id)
+        assert outcome.answer_confirmed is (a.verdict == "correct")
+        if outcome.flow_confirmed and not outcome.answer_confirmed:
+            assert outcome.verdict == "flow-confirmed"
+            assert [f["error_type"] for f in outcome.second_faults] == ["ResponseError"]
+        if outcome.answer_confirmed:
+            assert outcome.verdict == "answer-confirmed"
+    stored = {a.case_id: a for a in load_attributions(ws.store, run_id, "flow")}
+    for outcome in repaired:
+        item = stored[outcome.attribution.case_id]
+        assert (item.flow_confirmed, item.answer_confirmed) == (
+            outcome.flow_confirmed,
+            outcome.answer_confirmed,
+        )
+
+
+def test_a_response_error_is_by_elimination_only_with_its_carrying_part_named(
+    retrieving: tuple[Path, str], tmp_path: Path
+) -> None:
+    path, run_id = retrieving
+    ws = mt.open(path)
+    graph = ws.view(run_id)
+    stored = load_attributions(ws.store, run_id, "flow")
+    scorer = OverlapScorer()
+    for item in [a for a in stored if a.error_type == "ResponseError"]:
+        outcome = verify(ws, item)
+        if outcome.verdict == "by-elimination":
+            (named,) = [s for s in outcome.attribution.path if s.part]
+            target = evidence_target(graph, ws.case(run_id, item.case_id), item)
+            assert scorer.score(target, named.part) >= scorer.threshold
+            assert any(named.part in line for line in outcome.checked)
+        else:
+            assert outcome.verdict == "not-verifiable" and outcome.why == "no-carrying-part"
+    # a claim that the context held the evidence when no part of it does is not by elimination
+    missed = next(a for a in stored if a.error_type == "RetrievalError")
+    case = ws.case(run_id, missed.case_id)
+    answer = case_anatomy(graph, case).answer_op
+    relabelled = replace(missed, error_type="ResponseError", op_id=answer.id, path=list(missed.path))
+    outcome = verify(ws, relabelled)
+    assert (outcome.verdict, outcome.why) == ("not-verifiable", "no-carrying-part")
+    assert outcome.replay_run is None and not any(s.part for s in outcome.attribution.path)
+
+
+def test_a_claim_without_a_repair_says_its_replay_never_ran(retrieving: tuple[Path, str]) -> None:
+    path, run_id = retrieving
+    ws = mt.open(path)
+    item = next(a for a in load_attributions(ws.store, run_id, "flow") if a.error_type == "RetrievalError")
+    broken = replace(item, path=[s for s in item.path if s.note != "in memory at question time"])
+    outcome = verify(ws, broken)
+    assert (outcome.verdict, outcome.why, outcome.replay_run) == ("not-verifiable", "no-repair", None)
+    assert "no replay was run" in outcome.reason
+
+
+def test_evidence_texts_prefer_the_memory_and_add_uncovered_messages_with_their_date(workspace: Path) -> None:
+    with mt.run(workspace, name="t") as run, mt.op("load_session", category="construction") as op:
+        op.output("session_1.date", "1:56 pm on 8 May, 2023", category="session_date")
+        first = op.output("D1:1", "Clara: I play keyboard.", category="message")
+        second = op.output("D1:2", "Clara: I quit the band.", category="message")
+    with mt.run(workspace, name="m") as other, mt.op("add", category="update") as op:
+        memory = op.output(
+            "mem-1", {"memory": "Clara plays keyboard", "timestamp": "8 May 2023", "sources": ["D1:1"]}
+        )
+    graph = mt.open(workspace).view(run.id)
+    path = [
+        PathStep("var", first, 1, "evidence (gold)", True),
+        PathStep("var", second, 2, "evidence (gold)", True),
+    ]
+    claim = Attribution(run.id, "q", None, "ExtractionError", 0.8, "", "flow", path)
+    assert evidence_texts(graph, claim) == [
+        "[D1:1] Clara: I play keyboard. [said on 8 May 2023]",
+        "[D1:2] Clara: I quit the band. [said on 8 May 2023]",
+    ]
+    # a memory carrying one of them (by its sources) stands in for that message only
+    mixed = mt.open(workspace).view(other.id)
+    carried = Attribution(other.id, "q", None, "RetrievalError", 0.8, "", "flow", [
+        PathStep("var", "D1:1@1", 1, "evidence (gold)", True),
+        PathStep("var", memory, 1, "in memory at question time", True),
+    ])  # fmt: skip
+    assert evidence_texts(mixed, carried) == ["Clara plays keyboard [said on 8 May 2023]"]
+
+
+def test_attributing_a_workspace_leaves_replays_out_unless_asked_for(
+    trimmed: tuple[Path, str], tmp_path: Path
+) -> None:
+    path, run_id = trimmed
+    outcomes = _verified(path, run_id, oracle=True, tmp_path=tmp_path)
+    ws = mt.open(tmp_path / "copy")
+    replays = [r.id for r in ws.runs() if r.parent_run]
+    assert replays and {o.replay_run for o in outcomes if o.replay_run} <= set(replays)
+    everything = attribute(ws, "flow")
+    assert {a.run_id for a in everything} == {run_id}
+    failed_replay = next(r for r in replays if any(c.failed for c in ws.cases(r)))
+    assert {a.run_id for a in attribute(ws, "flow", run=failed_replay)} == {failed_replay}
+
+
+def test_a_first_round_repair_undone_by_a_fusing_second_round_is_replayed_with_that_round_ideal(
+    tmp_path: Path,
+) -> None:
+    evermemos = system_class("evermemos")
+    run = run_conversation(evermemos(evermemos.Config(top_k=2)), sample_conversation(0), tmp_path)
+    attribute(mt.open(tmp_path), "flow")
+    outcomes = [
+        o for o in verify_all(tmp_path, method="flow") if o.attribution.error_type == "RetrievalError"
+    ]
+    rounds = [o for o in outcomes if o.why == "kept-by-later-rounds"]
+    assert rounds, "the sample's EverMemOS with top-k 2 fuses the repaired first round away"
+    ws = mt.open(tmp_path)
+    for outcome in rounds:
+        assert outcome.flow_confirmed is True and "no part of the replayed context" in outcome.checked[1]
+        patches = ws.run(outcome.replay_run).metadata["replay"]["patches"]
+        final = case_anatomy(
+            ws.view(run.run_id), ws.case(run.run_id, outcome.attribution.case_id)
+        ).retrieval_op
+        assert set(patches) == {outcome.attribution.op_id, final.id} and final.id != outcome.attribution.op_id
