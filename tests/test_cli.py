@@ -190,8 +190,11 @@ def test_attribute_groups_a_long_list_of_cases(tmp_path: Path) -> None:
 def test_bench_faults_writes_its_outputs(tmp_path: Path) -> None:
     out = tmp_path / "faults"
     result = memtrace(
-        "bench", "faults", "--out", out, "--system", "rag", "--per-type", "1", "--method", "flow,last-op"
-    )
+        "bench", "faults", "--out", out, "--system", "rag", "--per-type", "1", "--method", "flow,last-op",
+        "--memtracebench",
+    )  # fmt: skip
     assert "Injected faults" in result.stdout
     assert (out / "faults.json").exists() and (out / "faults.png").exists()
     assert any((out / "memtracebench" / "rag").glob("*.json"))
+    assert f"wrote {out / 'memtracebench'}" in " ".join(result.stdout.split())  # says where, and how big
+    assert "MiB)" in result.stdout

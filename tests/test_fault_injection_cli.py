@@ -280,7 +280,17 @@ def test_bench_faults_keeps_files_named_from_sample_ids_inside_its_folder(
     dataset.parent.mkdir()
     dataset.write_text(json.dumps([conversation]))
     out = tmp_path / "a" / "b" / "out"
-    args = ("--system", "rag", "--per-type", "1", "--method", "flow", "--dataset", f"locomo:{dataset}")
+    args = (
+        "--system",
+        "rag",
+        "--per-type",
+        "1",
+        "--method",
+        "flow",
+        "--dataset",
+        f"locomo:{dataset}",
+        "--memtracebench",
+    )
     result = memtrace_cli("bench", "faults", "--out", out, *args)
     assert_no_traceback(result)
     assert result.returncode == 0, result.stderr

@@ -13,8 +13,8 @@ def test_a_part_sharing_only_the_topic_does_not_carry_a_stated_answer() -> None:
     scorer = OverlapScorer()
     target = scorer.prepare(QUESTION, GOLD, EVIDENCE)
     context = ["Clara adopted a dog named Pepper last month! [on 17 March 2023]", "Diego likes rowing."]
-    loose = carrying_part(target, [("ctx@1", context)], GOLD, scorer)
-    assert loose is not None and not loose.states_answer  # the overlap scorer alone lets "dog" through
+    # The overlap scorer itself now asks an untagged part for an answer word: "dog" alone does not pass.
+    assert carrying_part(target, [("ctx@1", context)], GOLD, scorer) is None
     assert carrying_part(target, [("ctx@1", context)], GOLD, scorer, require_answer=True) is None
     context.append("Pepper is a labrador and loves long walks. [on 16 April 2023]")
     strict = carrying_part(target, [("ctx@1", context)], GOLD, scorer, require_answer=True)

@@ -9,6 +9,7 @@ import pytest
 import memtrace as mt
 from memtrace.attribution import FlowMethod
 from memtrace.attribution.engine import attribute, make_method
+from memtrace.attribution.model import load_attributions
 
 FACT = {"memory": "Clara adopted a dog named Pepper"}
 
@@ -241,3 +242,85 @@ def test_of_two_retrieval_rounds_the_one_after_which_every_round_missed_is_blame
     (result,) = attribute(ws, "flow", run=run.id)
     assert result.error_type == "RetrievalError"
     assert ws.graph(run.id).op(result.op_id).name == blamed
+
+
+def test_an_earlier_harmless_deletion_is_not_blamed(tmp_path: Path) -> None:
+    """Deleting one of two memories holding the answer loses nothing: the later update that overwrote
+    the other one left memory without it, so restoring that update alone reaches the answer."""
+    with mt.run(tmp_path, name="siblings") as run:
+        with mt.op("load_session", category="construction") as op:
+            evidence = op.output("D1:1", "Clara: I adopted a dog named Pepper!", category="message")
+        with mt.op("extract", category="extraction") as op:
+            op.use(evidence)
+            run.memory("m1").create(FACT, by=op)
+            run.memory("m2").create({"memory": "Clara's dog is named Pepper"}, by=op)
+        with mt.op("dedupe", category="deletion") as op:
+            run.memory("m1").delete(by=op)
+        with mt.op("rewrite", category="update") as op:
+            run.memory("m2").update({"memory": "Clara likes long walks"}, by=op)
+        case = run.case("What is the name of Clara's dog?", gold="Pepper", evidence=["D1:1"])
+        with mt.op("answer", category="response") as op:
+            prediction = op.output("prediction", "Rex", category="prediction")
+        case.predict("Rex", var=prediction)
+        case.judge(False)
+    ws = mt.open(tmp_path)
+    result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
+    assert (result.error_type, ws.graph(run.id).op(result.op_id).name) == ("UpdateError", "rewrite")
+    assert "dedupe" in result.explanation  # the harmless change is named, and why it is not blamed
+
+
+def test_a_response_error_shows_the_context_part_carrying_it_and_stores_it(tmp_path: Path) -> None:
+    build(tmp_path, "response")
+    ws = mt.open(tmp_path)
+    (result,) = attribute(ws, "flow")
+    parts = [step.part for step in result.path if step.part is not None]
+    assert result.error_type == "ResponseError" and parts == ["Clara adopted a dog named Pepper"]
+    assert "Clara adopted a dog named Pepper" in result.explanation
+    (stored,) = load_attributions(mt.open(tmp_path).store, method="flow")
+    assert stored.path == result.path
+
+
+def test_a_context_without_the_information_is_no_response_error(tmp_path: Path) -> None:
+    """Memory held it, the answer read a context with no part carrying it, and no retrieval fed it."""
+    with mt.run(tmp_path, name="no-retrieval") as run:
+        with mt.op("load_session", category="construction") as op:
+            evidence = op.output("D1:1", "Clara: I adopted a dog named Pepper!", category="message")
+        with mt.op("extract", category="extraction") as op:
+            op.use(evidence)
+            run.memory("m").create(FACT, by=op)
+        case = run.case("What is the name of Clara's dog?", gold="Pepper", evidence=["D1:1"])
+        with mt.op("answer", category="response") as op:
+            op.input("context", ["Diego loves dogs", "Clara: Pepper"], category="context")
+            prediction = op.output("prediction", "Rex", category="prediction")
+        case.predict("Rex", var=prediction)
+        case.judge(False)
+    ws = mt.open(tmp_path)
+    result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
+    assert result.error_type == "Undetermined" and "no part of its context carries it" in result.explanation
+
+
+def test_the_random_baseline_picks_the_same_under_a_seed_across_recordings(tmp_path: Path) -> None:
+    """Run ids (a replay's too) are fresh each recording; a seeded pick must not depend on them."""
+    from memtrace.datasets import sample_conversation
+    from memtrace.systems import run_conversation
+    from memtrace.systems.long_context import LongContext, LongContextConfig
+    from memtrace.systems.replay import replay
+
+    picks = []
+    for name in ("first", "second"):
+        run = run_conversation(
+            LongContext(LongContextConfig(max_tokens=600)), sample_conversation(0), tmp_path / name
+        )
+        ws = mt.open(tmp_path / name)
+        case = next(c for c in ws.cases(run.run_id) if c.verdict == "correct")
+        answer = ws.graph(run.run_id).producers(case.prediction_var)[-1]
+        replayed = replay(
+            tmp_path / name, run.run_id, {answer.id: {"outputs": {"prediction": "yes"}}}, cases=[case.id]
+        )
+        ws = mt.open(tmp_path / name)
+        method = make_method("random", seed=3)
+        found = [*attribute(ws, method), *attribute(ws, method, run=replayed.run_id)]
+        assert found[-1].run_id == replayed.run_id
+        picks.append([(a.case_id, a.op_id, a.error_type) for a in found])
+    assert len(picks[0]) > 5 and len({op for _, op, _ in picks[0]}) > 1
+    assert picks[0] == picks[1]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import time
 from typing import Any
 
-from ..graph import Case, GraphQueries, Operation
+from ..graph import Case, GraphQueries, Operation, Run
 from .anatomy import case_anatomy
 from .model import ERROR_TYPES, Attribution, Cost, undetermined
 
@@ -24,6 +25,13 @@ def type_of_step(op: Operation, answer_op: Operation) -> str | None:
     """The error type a step's category stands for; the case's answer step is a ResponseError
     whatever its category (MemBase files question-answering under `evaluation`)."""
     return "ResponseError" if op.id == answer_op.id else _TYPE_OF_CATEGORY.get(op.category)
+
+
+def run_identity(run: Run) -> str:
+    """What names a run across recordings: run ids are fresh each time (a replay's too), so a seeded
+    pick keyed by them would change from one benchmark to the next. A replay adds its patches."""
+    patches = (run.metadata.get("replay") or {}).get("patches")
+    return json.dumps([run.name, run.system, run.conversation, patches], sort_keys=True, default=str)
 
 
 class LastOpMethod:
@@ -74,7 +82,8 @@ class RandomMethod:
             if op.seq < answer_op.seq
         }
         candidates[answer_op.id] = answer_op  # an `evaluation` answer step (MemBase) is a candidate too
-        digest = hashlib.blake2b(f"{self.seed}:{graph.run.id}:{case.id}".encode(), digest_size=8).digest()
+        identity = f"{self.seed}:{run_identity(graph.run)}:{case.id}"
+        digest = hashlib.blake2b(identity.encode(), digest_size=8).digest()
         rng = random.Random(int.from_bytes(digest, "big"))
         op = rng.choice(sorted(candidates.values(), key=lambda o: o.seq))
         fallback = rng.choice(ERROR_TYPES)  # drawn always, so native runs keep their earlier picks

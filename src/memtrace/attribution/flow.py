@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 import weakref
-from dataclasses import dataclass
 from typing import Any
 
 from ..eval import says_unanswerable
@@ -20,24 +19,11 @@ from ..graph import MEMORY_ENTRY, Case, GraphQueries, Operation, VariableVersion
 from ..graph.values import encode_value, value_text
 from ..llm import usage_scope
 from .anatomy import CaseAnatomy, case_anatomy
-from .evidence import dated_message, locate_evidence
+from .evidence import dated_message, locate_evidence, locator_for
+from .extraction import find_dropper
+from .losses import DELETED_MARKER, decisive_loss, live_state, losses
 from .model import Attribution, Cost, PathStep, undetermined
-from .support import OverlapScorer, SupportScorer, Target, value_words
-
-#: Operation categories information flows through during construction (not queries or judges).
-_CONSTRUCTION = {"construction", "extraction", "update", "deletion", "embedding", "mutation", "operation"}
-DELETED_MARKER = "DELETED"
-
-
-@dataclass(slots=True)
-class Loss:
-    """Where a memory unit that carried the information stopped carrying it."""
-
-    unit: str
-    kept: VariableVersion
-    op: Operation
-    error_type: str
-    after: Any
+from .support import OverlapScorer, SupportScorer, Target, value_parts, value_words
 
 
 class _GraphFacts:
@@ -46,10 +32,18 @@ class _GraphFacts:
     def __init__(self, graph: GraphQueries) -> None:
         self.memory = _memory_versions(graph)
         self.words: dict[str, tuple[frozenset[str], ...]] = {}
+        self._speakers: frozenset[str] | None = None
         marker = encode_value(DELETED_MARKER)[0]
         nodes = getattr(graph, "vars", None)
         #: Only graphs that use the shared DELETED marker need the (slower) marker checks.
         self.has_marker = any(v.blob == marker for v in nodes.values()) if isinstance(nodes, dict) else True
+
+    def speakers(self, graph: GraphQueries) -> frozenset[str]:
+        """Who speaks in the run's messages ('Clara: ...'): their names are on every line they said."""
+        if self._speakers is None:
+            texts = locator_for(graph).texts
+            self._speakers = frozenset(t.split(": ", 1)[0] for t in texts if ": " in t[:40])
+        return self._speakers
 
     def words_of(
         self, graph: GraphQueries, versions: list[VariableVersion]
@@ -119,14 +113,17 @@ class FlowMethod:
         found = locate_evidence(graph, case, method=self.evidence, k=self.k)
         if not found.versions:
             return undetermined(graph, case, self.name, found.problem or "no evidence messages found")
+        facts = self._graph_facts(graph)
         target = self.scorer.prepare(
-            case.question, case.gold, [(v.name, dated_message(graph, v)) for v in found.versions]
+            case.question,
+            case.gold,
+            [(v.name, dated_message(graph, v)) for v in found.versions],
+            facts.speakers(graph),
         )
         if target.empty:
             return undetermined(graph, case, self.name, "the evidence and gold answer have no content words")
         path = [PathStep("var", v.id, v.seq, f"evidence ({found.source})", True) for v in found.versions]
         question_seq = anatomy.question_seq
-        facts = self._graph_facts(graph)
         memory = [v for v in facts.memory if v.seq < question_seq]
         if isinstance(self.scorer, OverlapScorer):  # words cached per blob across cases
             words = facts.words_of(graph, memory)
@@ -137,7 +134,7 @@ class FlowMethod:
         carrying = {k: s for k, s in carrying.items() if s >= self.scorer.threshold}
         if not carrying:
             return self._extraction_error(graph, case, found.versions, target, question_seq, path)
-        live = _live_state(graph, question_seq, facts.has_marker)
+        live = live_state(graph, question_seq, facts.has_marker)
         live_carrying = [v for v in live.values() if v.id in carrying]
         first = min((graph.var(i) for i in carrying), key=lambda v: v.seq)
         path.append(PathStep("var", first.id, first.seq, "first memory unit version carrying it", True))
@@ -180,26 +177,13 @@ class FlowMethod:
         path: list[PathStep],
     ) -> Attribution:
         """No memory unit ever carried it: blame the operation that had it last and dropped it."""
-        dropper, depth, holder = None, -1, None
-        frontier = [(v, 0) for v in evidence]
-        seen = {v.id for v in evidence}
-        while frontier:
-            var, level = frontier.pop(0)
-            for op in graph.consumers(var.id):
-                if op.seq >= question_seq or op.category not in _CONSTRUCTION:
-                    continue
-                outputs = graph.outputs(op.id)
-                values = graph.values(outputs)
-                kept = [
-                    o for o in outputs if self.scorer.score(target, values[o.id]) >= self.scorer.threshold
-                ]
-                if not kept and (level > depth or (level == depth and dropper and op.seq < dropper.seq)):
-                    dropper, depth, holder = op, level, var
-                for out in kept:
-                    if out.id not in seen:
-                        seen.add(out.id)
-                        frontier.append((out, level + 1))
-        if dropper is None:
+        drop = find_dropper(
+            graph,
+            evidence,
+            lambda value: self.scorer.score(target, value) >= self.scorer.threshold,
+            question_seq,
+        )
+        if drop is None:
             return undetermined(
                 graph,
                 case,
@@ -207,11 +191,11 @@ class FlowMethod:
                 "no memory unit ever carried the evidence, and no construction operation consumed it",
                 path=path,
             )
-        assert holder is not None
+        dropper, holder = drop.op, drop.holder
         path.append(
             PathStep("var", holder.id, holder.seq, f"last carried here, consumed by {dropper.id}", True)
         )
-        path.append(PathStep("op", dropper.id, dropper.seq, "dropped it: no output carries it", False))
+        path.append(PathStep("op", dropper.id, dropper.seq, "dropped it: no output carries it on", False))
         evidence_names = ", ".join(v.name for v in evidence)
         explanation = (
             f"No memory unit ever held the information of {evidence_names} "
@@ -233,15 +217,12 @@ class FlowMethod:
         markers: bool,
     ) -> Attribution:
         """Memory held it once and not at question time: the earliest change that lost it."""
-        units = {graph.var(i).name for i in carrying}
-        losses = [
-            loss for unit in sorted(units) if (loss := _loss_of(graph, unit, carrying, question_seq, markers))
-        ]
-        if not losses:
+        found = losses(graph, carrying, question_seq, markers)
+        loss = decisive_loss(found)
+        if loss is None:
             return undetermined(
                 graph, case, self.name, "memory held the information but no loss could be located", path=path
             )
-        loss = min(losses, key=lambda item: item.op.seq)
         path.append(PathStep("var", loss.kept.id, loss.kept.seq, "last version carrying it", True))
         path.append(PathStep("op", loss.op.id, loss.op.seq, f"lost it ({loss.error_type})", False))
         change = "deleted" if loss.error_type == "DeletionError" else "overwrote"
@@ -251,7 +232,13 @@ class FlowMethod:
             + (f" with {_quote(value_text(loss.after))}" if loss.after is not None else "")
             + " before the question was asked, so the answer could not use it."
         )
-        confidence = 0.85 if len(losses) == 1 else 0.75
+        harmless = [other for other in found if other.harmless and other.op.seq < loss.op.seq]
+        if harmless:
+            explanation += (
+                f" Earlier, {harmless[0].op.name} ({harmless[0].op.id}) changed {harmless[0].unit}, but other"
+                " memory units still held the information then, so that change is not blamed."
+            )
+        confidence = 0.85 if len(found) == 1 else 0.75
         return Attribution(
             graph.run.id, case.id, loss.op.id, loss.error_type, confidence, explanation, self.name, path
         )
@@ -266,14 +253,19 @@ class FlowMethod:
         held_score: float,
         path: list[PathStep],
     ) -> Attribution:
-        """In memory when asked: was it in the retrieved context? If so the answer step failed."""
+        """In memory when asked: was it in the retrieved context? If so the answer step failed.
+
+        A ResponseError must show the part of the context that carries the information; when no part
+        does and no retrieval can be blamed, the method says it cannot decide.
+        """
         answer_op = anatomy.answer_op
         assert answer_op is not None
         context = anatomy.context_vars
         context_values = graph.values(context)
-        context_score = max((self.scorer.score(target, context_values[v.id]) for v in context), default=0.0)
         threshold = self.scorer.threshold
-        if anatomy.retrieval_op is not None and context_score < threshold:
+        parts = {v.id: self._best_part(target, context_values[v.id]) for v in context}
+        context_score = max((score for score, _ in parts.values()), default=0.0)
+        if context_score < threshold and anatomy.retrieval_op is not None:
             op = self._first_of_the_misses(graph, anatomy, target)
             path.append(PathStep("op", op.id, op.seq, "retrieved context misses it", False))
             explanation = (
@@ -285,20 +277,43 @@ class FlowMethod:
             return Attribution(
                 graph.run.id, case.id, op.id, "RetrievalError", confidence, explanation, self.name, path
             )
-        path.extend(PathStep("var", v.id, v.seq, "in the answer's context", True) for v in context)
+        if context_score < threshold:
+            where = "no context was found for it" if not context else "no part of its context carries it"
+            return undetermined(
+                graph,
+                case,
+                self.name,
+                f"At question time {held_by.name} held the information ({held_by.id}, support "
+                f"{held_score:.2f}), but {where} and no retrieval operation fed {answer_op.name} "
+                f"({answer_op.id}): neither a RetrievalError nor a ResponseError can be shown.",
+                path=path,
+            )
+        carrying = [v for v in context if parts[v.id][0] >= threshold]
+        path.extend(
+            PathStep("var", v.id, v.seq, "in the answer's context", True, parts[v.id][1]) for v in carrying
+        )
         path.append(
             PathStep("op", answer_op.id, answer_op.seq, "answered wrong from a context holding it", None)
         )
         prediction = case.prediction if case.prediction is not None else "?"
+        best = max(carrying, key=lambda v: parts[v.id][0])
         explanation = (
-            f"The context given to {answer_op.name} ({answer_op.id}) held the information "
-            f"(support {max(context_score, held_score):.2f}), yet it answered {_quote(prediction)} "
-            f"instead of {_quote(', '.join(case.gold))}."
+            f"The context given to {answer_op.name} ({answer_op.id}) held the information in "
+            f"{_quote(parts[best.id][1] or '')} ({best.id}, support {context_score:.2f}), yet it answered "
+            f"{_quote(prediction)} instead of {_quote(', '.join(case.gold))}."
         )
-        confidence = 0.75 if context else 0.5
         return Attribution(
-            graph.run.id, case.id, answer_op.id, "ResponseError", confidence, explanation, self.name, path
+            graph.run.id, case.id, answer_op.id, "ResponseError", 0.75, explanation, self.name, path
         )
+
+    def _best_part(self, target: Target, value: Any) -> tuple[float, str | None]:
+        """The context part that carries the information best: (its score, its text)."""
+        best: tuple[float, str | None] = (0.0, None)
+        for part, text in value_parts(value):
+            score = self.scorer.score(target, part)
+            if score > best[0]:
+                best = (score, text)
+        return best
 
 
 def _retrieved_outputs(graph: GraphQueries, op: Operation) -> list[VariableVersion]:
@@ -313,58 +328,6 @@ def _memory_versions(graph: GraphQueries) -> list[VariableVersion]:
     if isinstance(nodes, dict):  # GraphView: everything is in memory already
         return [v for v in nodes.values() if v.category == MEMORY_ENTRY]
     return [v for name in graph.memory_units() for v in graph.versions(name)]
-
-
-def _deleted_by_marker(graph: GraphQueries, version: VariableVersion, before: int) -> Operation | None:
-    """Mem0 graphs in MemTraceBench delete a unit by an edge to a shared node valued DELETED."""
-    for op in graph.consumers(version.id):
-        if op.seq >= before:
-            continue
-        outputs = graph.outputs(op.id)
-        values = graph.values(outputs)
-        if any(values[o.id] == DELETED_MARKER for o in outputs):
-            return op
-    return None
-
-
-def _live_state(graph: GraphQueries, seq: int, markers: bool) -> dict[str, VariableVersion]:
-    state = graph.memory_state_at(seq - 1)
-    if not markers:
-        return state
-    return {name: v for name, v in state.items() if _deleted_by_marker(graph, v, seq) is None}
-
-
-def _loss_of(
-    graph: GraphQueries, unit: str, carrying: dict[str, float], before: int, markers: bool
-) -> Loss | None:
-    versions = [v for v in graph.versions(unit) if v.seq < before]
-    last = max((i for i, v in enumerate(versions) if v.id in carrying), default=None)
-    if last is None:
-        return None
-    kept = versions[last]
-    marker = _deleted_by_marker(graph, kept, before) if markers else None
-    if last + 1 < len(versions):
-        nxt = versions[last + 1]
-        op = _producer_of(graph, nxt)
-        if op is None:
-            return None
-        deleted = nxt.deleted or op.category == "deletion"
-        after = None if deleted else graph.value(nxt.id)
-        return Loss(unit, kept, op, "DeletionError" if deleted else "UpdateError", after)
-    if marker is not None:
-        return Loss(unit, kept, marker, "DeletionError", None)
-    return None
-
-
-def _producer_of(graph: GraphQueries, version: VariableVersion) -> Operation | None:
-    """The operation that wrote a memory version: its earliest writer that is not a retrieval.
-
-    A search that returns a memory can look like one more writer of it (foreign graphs link the
-    query to what it found); the change that made the version happened before, in construction.
-    """
-    producers = graph.producers(version.id)
-    writers = [op for op in producers if op.category != "retrieval"]
-    return (writers or producers)[0] if producers else None
 
 
 def _quote(text: str, width: int = 90) -> str:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..graph.values import value_text
 from ..retrieval import tokenize
 from ..retrieval.stem import porter_stem
+from ..systems.rules import sentences
 
 _TAG = re.compile(r"^\[([^\]\s]+)\] ")
 _GENERIC = {"said", "say", "says", "told", "just", "really", "yeah", "oh", "also", "like", "got", "get"}
@@ -33,7 +35,8 @@ def _line_words(line: str) -> frozenset[str]:
     match = _TAG.match(line)
     if match is None:
         return content_stems(line)
-    return content_stems(line[match.end() :]) | {f"@{match.group(1)}"}
+    markers = {f"@{message_id}" for message_id in match.group(1).split(",") if message_id}
+    return content_stems(line[match.end() :]) | markers
 
 
 def value_words(value: Any) -> tuple[frozenset[str], ...]:
@@ -64,6 +67,19 @@ def value_words(value: Any) -> tuple[frozenset[str], ...]:
     return (content_stems(value_text(value)),)
 
 
+def value_parts(value: Any) -> list[tuple[Any, str]]:
+    """A value's parts as `value_words` splits them: (the part to score, its text to show)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [(line, line) for line in value.split("\n") if line.strip()]
+    if isinstance(value, (list, tuple)):
+        return [part for item in value for part in value_parts(item)]
+    if isinstance(value, dict) and isinstance(value.get("memory"), str):
+        return [(value, value["memory"])]
+    return [(value, value_text(value))]
+
+
 @functools.lru_cache(maxsize=2048)  # one run's memory versions; a window's split holds ~40 kB
 def parts_by_source(
     parts: tuple[frozenset[str], ...],
@@ -84,13 +100,30 @@ def parts_by_source(
     return {m: tuple(ws) for m, ws in tagged.items()}, tuple(untagged)
 
 
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """A sentence of an evidence message that states an answer word: its words and the answer words.
+
+    A message stating no answer word (the answer is inferred from it) is one statement of all its
+    content words with no answer words: a part must then hold half of those.
+    """
+
+    words: frozenset[str]
+    answer: frozenset[str]
+
+
 @dataclass
 class Target:
-    """The critical information of one case: per evidence message, the words that must survive."""
+    """The critical information of one case: per evidence message, the words that must survive.
+
+    `statements[i]` are the sentences of evidence message i that state an answer word: a part with no
+    message id must repeat one of them (see `OverlapScorer.score_words`).
+    """
 
     keys: list[frozenset[str]]
     answer: frozenset[str]
     labels: list[str] = field(default_factory=list)
+    statements: list[tuple[Statement, ...]] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -100,7 +133,9 @@ class Target:
 class SupportScorer(Protocol):
     threshold: float
 
-    def prepare(self, question: str, gold: list[str], evidence: list[tuple[str, str]]) -> Target: ...
+    def prepare(
+        self, question: str, gold: list[str], evidence: list[tuple[str, str]], speakers: Iterable[str] = ()
+    ) -> Target: ...
 
     def score(self, target: Target, value: Any) -> float: ...
 
@@ -115,14 +150,19 @@ class OverlapScorer:
     def __init__(self, threshold: float = 0.5) -> None:
         self.threshold = threshold
 
-    def prepare(self, question: str, gold: list[str], evidence: list[tuple[str, str]]) -> Target:
+    def prepare(
+        self, question: str, gold: list[str], evidence: list[tuple[str, str]], speakers: Iterable[str] = ()
+    ) -> Target:
         """Key words per evidence message: the answer words it states, else its own content words.
 
-        Speaker names and words of the question are left out: every memory of the speaker has them.
+        Speaker names (the conversation's `speakers` and the evidence's) and words of the question
+        prove nothing about a line's source: every memory of the speaker has them.
         """
         asked = content_stems(question)
         answer = frozenset().union(*(content_stems(g) for g in gold)) - asked if gold else frozenset()
-        keys, labels = [], []
+        named = [t.split(": ", 1)[0] for _, t in evidence if ": " in t[:40]]
+        speakers = frozenset().union(*(content_stems(name) for name in [*speakers, *named]))
+        keys, labels, statements = [], [], []
         for label, text in evidence:
             body = text.split(": ", 1)[1] if ": " in text[:40] else text
             words = content_stems(body)
@@ -132,7 +172,8 @@ class OverlapScorer:
             linked = asked & words
             keys.append(frozenset(stated | linked) if stated else frozenset(words - asked) or words)
             labels.append(label)
-        return Target(keys, frozenset(answer), labels)
+            statements.append(_statements(body, answer, speakers, asked))
+        return Target(keys, frozenset(answer), labels, statements)
 
     def score(self, target: Target, value: Any) -> float:
         return self.score_words(target, value_words(value))
@@ -141,19 +182,109 @@ class OverlapScorer:
         """The score from a value's precomputed parts (callers cache them per blob): best part, best key.
 
         A part tagged with a message id only counts for that message: another message repeating the
-        answer is a different source, not the evidence surviving.
+        answer is a different source, not the evidence surviving. A part with no id must show its
+        source by content: an answer word and at least half of the evidence sentence stating it (a
+        speaker's name or a date stamp is on every line, so alone it says nothing). When the message
+        states no answer word (the answer is inferred), the part must hold half of its content words.
         """
         best = 0.0
         tagged, untagged = parts_by_source(parts)
-        for key, label in zip(target.keys, target.labels or [None] * len(target.keys), strict=False):
-            if key:
-                candidates = (*tagged.get(f"@{label}", ()), *untagged) if label else untagged
-                for words in candidates:
-                    best = max(best, len(key & words) / len(key))
+        count = len(target.keys)
+        labels = target.labels or [None] * count
+        statements = target.statements or [()] * count
+        for key, label, stating in zip(target.keys, labels, statements, strict=False):
+            if not key:
+                continue
+            stated = key & target.answer
+            # A date is stamped on every line of its day: it shows the answer, not what it is about.
+            about = frozenset(w for w in key - _WHEN_WORDS if not _YEAR.match(w)) or key
+            for words in tagged.get(f"@{label}", ()) if label else ():
+                if words & stated or not stated:  # the question's words alone are not the answer
+                    best = max(best, len(about & words) / len(about))
+            for words in untagged:
+                best = max(best, _untagged_score(key, stating, words))
         return best
 
     def carries(self, target: Target, value: Any) -> bool:
         return self.score(target, value) >= self.threshold
+
+
+_STAMP = re.compile(r"\s*\[said on (?P<date>[^\]]+)\]\s*$")
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+#: Words that say when, not what: dates are stamped on every line, so they cannot show a line's source.
+_WHEN_WORDS = content_stems(
+    "january february march april may june july august september october november december monday tuesday "
+    "wednesday thursday friday saturday sunday yesterday today tonight tomorrow ago day days week weeks "
+    "weekend month months year years last next"
+)
+
+
+def _what_words(words: frozenset[str], speakers: frozenset[str]) -> frozenset[str]:
+    """The words of a sentence that say what happened: not who said it, not when."""
+    return frozenset(w for w in words - speakers - _WHEN_WORDS if not _YEAR.match(w))
+
+
+def _statements(
+    body: str, answer: frozenset[str], speakers: frozenset[str], asked: frozenset[str]
+) -> tuple[Statement, ...]:
+    """The sentences of a message body that state an answer word, else the whole body but the
+    question's words as one statement without answer words. A statement's words, the half a part must
+    hold, leave out speakers' names and dates: they are on every line of the speaker or the day.
+
+    A trailing '[said on 8 May 2023]' dates every sentence: when the answer is that date, it is
+    stated by the sentence most about what was asked. The date is on every line of that day, so it
+    is not among the words.
+    """
+    stamp = _STAMP.search(body)
+    dated = answer & content_stems(stamp.group("date")) if stamp else frozenset()
+    text = body[: stamp.start()] if stamp else body
+    literal: list[tuple[int, Statement]] = []
+    by_date: list[tuple[int, Statement]] = []
+    for sentence in sentences(text) or [text]:
+        words = content_stems(sentence)
+        what = _what_words(words, speakers)
+        if not what:
+            continue
+        if words & answer:
+            for clause in _clauses(sentence):  # "I am allergic to peanuts, so I carry an epipen"
+                clause_words = content_stems(clause)
+                clause_what = _what_words(clause_words, speakers)
+                if clause_words & answer and clause_what:
+                    stated = frozenset((clause_words & answer) | dated)
+                    literal.append((len(clause_words & answer), Statement(clause_what, stated)))
+        elif dated:
+            by_date.append((len(what & asked), Statement(what, dated)))
+    # The sentence that states the answer: the one stating most of it, or for a date, the one most
+    # about what was asked ("we started a road trip", not "it was fun with the dogs" said that day).
+    for candidates in (literal, by_date):
+        if candidates:
+            most = max(count for count, _ in candidates)
+            return tuple(statement for count, statement in candidates if count == most)
+    words = content_stems(text)
+    return (Statement(_what_words(words - asked, speakers) or words, frozenset()),)
+
+
+_CLAUSE = re.compile(r"\s*[;:]\s+|,\s+(?=(?:so|but|because|and|which|while|then)\b)", re.IGNORECASE)
+
+
+def _clauses(sentence: str) -> list[str]:
+    """A sentence's clauses: the one naming the answer states it, its sequel ("so I always carry an
+    epipen") is another statement a memory need not repeat."""
+    return [c for c in _CLAUSE.split(sentence) if c.strip()] or [sentence]
+
+
+def _untagged_score(key: frozenset[str], stating: tuple[Statement, ...], words: frozenset[str]) -> float:
+    """How well a part without a message id carries one evidence message (see `score_words`)."""
+    if not stating:  # a target made without statements: the key's overlap
+        return len(key & words) / len(key)
+    return max(
+        (
+            len(s.words & words) / len(s.words)
+            for s in stating
+            if s.words and (s.answer & words or not s.answer)
+        ),
+        default=0.0,
+    )
 
 
 class EmbeddingScorer:
@@ -170,7 +301,9 @@ class EmbeddingScorer:
         self.threshold = threshold
         self._vectors: dict[str, Any] = {}
 
-    def prepare(self, question: str, gold: list[str], evidence: list[tuple[str, str]]) -> Target:
+    def prepare(
+        self, question: str, gold: list[str], evidence: list[tuple[str, str]], speakers: Iterable[str] = ()
+    ) -> Target:
         texts = [text for _, text in evidence] + [f"{question} {' '.join(gold)}"]
         target = Target([content_stems(t) for t in texts], frozenset(), [label for label, _ in evidence])
         target.vectors = self._embed(texts)  # type: ignore[attr-defined]
@@ -219,7 +352,9 @@ class LLMScorer:
         self.max_chars = max_chars
         self._answers: dict[tuple[int, str], float] = {}
 
-    def prepare(self, question: str, gold: list[str], evidence: list[tuple[str, str]]) -> Target:
+    def prepare(
+        self, question: str, gold: list[str], evidence: list[tuple[str, str]], speakers: Iterable[str] = ()
+    ) -> Target:
         target = Target(
             [content_stems(t) for _, t in evidence], frozenset(), [label for label, _ in evidence]
         )

@@ -23,6 +23,7 @@ from ..datasets import load_dataset
 from ..filenames import safe_filename
 from ..graph import Workspace
 from ..graph.io import export_smartcomment
+from ..graph.journal import ingest_journal, journal_path
 from ..progress import progress_bar
 from ..systems import run_conversation
 from ..systems.registry import system_class
@@ -42,13 +43,25 @@ def fault_benchmark(
     conversations: int | None = None,
     llm: Any = None,
     console: Console | None = None,
+    memtracebench: bool = False,
+    keep_replays: bool = False,
 ) -> dict[str, Any]:
-    """Inject, replay, keep flips, attribute, score; write JSON, a plot and the MemTraceBench layout."""
+    """Inject, replay, keep flips, attribute, score; write JSON and a plot (and, when asked, the
+    MemTraceBench layout and the labelled replays).
+
+    Each replay is attributed as soon as it flips and then dropped from the workspace (unless
+    `keep_replays`): a replay read back holds a full copy of its run, and hundreds of them made the
+    workspace gigabytes. `result["written"]` lists what was written where.
+    """
     console = console or Console(markup=False)  # prints sample ids and names from data
     methods = methods or ["flow", "last-op", "random"]
+    attributors = {name: make_method(name, llm=llm, seed=seed) for name in methods}
     data = load_dataset(dataset, conversations=conversations)
     rng = random.Random(seed)
     labelled: list[tuple[str, Injection]] = []
+    rows: dict[str, list[tuple[str, Injection, Any]]] = {name: [] for name in methods}
+    layout = out / "memtracebench"
+    out.mkdir(parents=True, exist_ok=True)
     with progress_bar(console) as progress:
         for system_name in systems:
             cls = system_class(system_name)
@@ -61,24 +74,36 @@ def fault_benchmark(
             rng.shuffle(plans)
             kept: Counter[str] = Counter()
             task = progress.add_task(f"{system_name}: injecting", total=len(plans))
-            for injection in plans:
-                progress.advance(task)
-                if kept[injection.error_type] >= per_type:
-                    continue
-                result = replay(
-                    workspace, injection.run_id, injection.patch, cases=[injection.case_id], llm=llm
-                )
-                injection.replay_run = result.run_id
-                injection.flipped = not result.case(injection.case_id).correct and bool(result.patched)
-                if injection.flipped:
-                    kept[injection.error_type] += 1
-                    labelled.append((system_name, injection))
-    scores = _score(workspace, labelled, methods, llm, console)
-    result = {"dataset": dataset, "seed": seed, "per_type": per_type, "methods": methods, **scores}
-    out.mkdir(parents=True, exist_ok=True)
-    _write_memtracebench(workspace, labelled, out / "memtracebench")
+            with Workspace(workspace) as ws:
+                for injection in plans:
+                    progress.advance(task)
+                    if kept[injection.error_type] >= per_type:
+                        continue
+                    result = replay(ws, injection.run_id, injection.patch, cases=[injection.case_id], llm=llm)
+                    injection.replay_run = result.run_id
+                    injection.flipped = not result.case(injection.case_id).correct and bool(result.patched)
+                    if injection.flipped:
+                        kept[injection.error_type] += 1
+                        labelled.append((system_name, injection))
+                        ingest_journal(ws.store, journal_path(ws.path, result.run_id))
+                        for name, method in attributors.items():
+                            rows[name].append((system_name, injection, _attribute(ws, method, injection)))
+                        if memtracebench:
+                            _write_memtracebench(ws, system_name, injection, layout)
+                    if not (injection.flipped and keep_replays):
+                        _discard(ws, result.run_id)
+    result = {
+        "dataset": dataset,
+        "seed": seed,
+        "per_type": per_type,
+        "methods": methods,
+        "labelled": len(labelled),
+        "results": {name: _accuracy(method_rows) for name, method_rows in rows.items()},
+    }
     (out / "faults.json").write_text(json.dumps(result, indent=2))
     _plot(result, out / "faults.png")
+    written = [out / "faults.json", out / "faults.png", workspace, *([layout] if memtracebench else [])]
+    result["written"] = {str(path): _size(path) for path in written if path.exists()}
     return result
 
 
@@ -94,22 +119,25 @@ def _plans(workspace: Path, runs: list[Any]) -> list[Injection]:
     return plans
 
 
-def _score(
-    workspace: Path, labelled: list[tuple[str, Injection]], methods: list[str], llm: Any, console: Console
-) -> dict[str, Any]:
-    per: dict[str, dict[str, Any]] = {}
-    with Workspace(workspace) as ws:
-        for method_name in methods:
-            method = make_method(method_name, llm=llm)
-            rows = []
-            for system_name, injection in labelled:
-                assert injection.replay_run is not None
-                graph = ws.view(injection.replay_run)
-                case = next(c for c in ws.cases(injection.replay_run) if c.id == injection.case_id)
-                got = method.attribute(graph, case)
-                rows.append((system_name, injection, got))
-            per[method_name] = _accuracy(rows)
-    return {"labelled": len(labelled), "results": per}
+def _attribute(ws: Workspace, method: Any, injection: Injection) -> Any:
+    """One method's attribution of an injected failure, read from its (just ingested) replay."""
+    assert injection.replay_run is not None
+    graph = ws.view(injection.replay_run)
+    case = ws.case(injection.replay_run, injection.case_id)
+    return method.attribute(graph, case)
+
+
+def _discard(ws: Workspace, run_id: str) -> None:
+    """Drop a replay from the workspace: its rows, and its journal if not yet ingested."""
+    ws.store.delete_run(run_id)
+    journal_path(ws.path, run_id).unlink(missing_ok=True)
+
+
+def _size(path: Path) -> int:
+    """Bytes on disk of a file or a folder."""
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
 def _accuracy(rows: list[tuple[str, Injection, Any]]) -> dict[str, Any]:
@@ -137,33 +165,29 @@ def _accuracy(rows: list[tuple[str, Injection, Any]]) -> dict[str, Any]:
     }
 
 
-def _write_memtracebench(workspace: Path, labelled: list[tuple[str, Injection]], root: Path) -> None:
-    """Each replayed run as a smartcomment graph with its injected fault as the gold annotation."""
-    with Workspace(workspace) as ws:
-        for system_name, injection in labelled:
-            assert injection.replay_run is not None
-            case = next(c for c in ws.cases(injection.replay_run) if c.id == injection.case_id)
-            graph = ws.graph(injection.replay_run)
-            data = export_smartcomment(ws.store, injection.replay_run)
-            data["data"]["annotations"] = [
-                {
-                    "query_id": case.id,
-                    "query": case.question,
-                    "golden_answers": case.gold,
-                    "golden_answers_id": None,
-                    "prediction": case.prediction,
-                    "prediction_id": case.prediction_var,
-                    "source_evidence_ids": [
-                        graph.versions(e)[-1].id for e in case.evidence if graph.versions(e)
-                    ],
-                    "final_error_type": injection.error_type,
-                    "final_op_id": injection.op_id,
-                }
-            ]
-            folder = root / safe_filename(system_name)
-            folder.mkdir(parents=True, exist_ok=True)
-            name = safe_filename(f"{injection.case_id}-{injection.error_type}-{injection.replay_run}")
-            (folder / f"{name}.json").write_text(json.dumps(data))
+def _write_memtracebench(ws: Workspace, system_name: str, injection: Injection, root: Path) -> None:
+    """The replayed run as a smartcomment graph with its injected fault as the gold annotation."""
+    assert injection.replay_run is not None
+    case = ws.case(injection.replay_run, injection.case_id)
+    graph = ws.graph(injection.replay_run)
+    data = export_smartcomment(ws.store, injection.replay_run)
+    data["data"]["annotations"] = [
+        {
+            "query_id": case.id,
+            "query": case.question,
+            "golden_answers": case.gold,
+            "golden_answers_id": None,
+            "prediction": case.prediction,
+            "prediction_id": case.prediction_var,
+            "source_evidence_ids": [graph.versions(e)[-1].id for e in case.evidence if graph.versions(e)],
+            "final_error_type": injection.error_type,
+            "final_op_id": injection.op_id,
+        }
+    ]
+    folder = root / safe_filename(system_name)
+    folder.mkdir(parents=True, exist_ok=True)
+    name = safe_filename(f"{injection.case_id}-{injection.error_type}-{injection.replay_run}")
+    (folder / f"{name}.json").write_text(json.dumps(data))
 
 
 def _plot(result: dict[str, Any], path: Path) -> None:

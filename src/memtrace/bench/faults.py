@@ -111,22 +111,31 @@ class Injector:
         return None
 
     def _update_and_deletion(self, case: Case, target: Target, before: int) -> list[Injection]:
-        """An update after the evidence entered a unit: degrade the unit there, or delete it there."""
+        """An update after the evidence entered a unit: degrade the unit there, or delete it there.
+
+        Only when that unit is the one memory holding it at question time: losing one of several
+        holders loses nothing (the others still answer), so the label would not be the decisive fault.
+        """
         graph = self.graph
         state = graph.memory_state_at(before - 1)
         live = [v for v in state.values() if self._carries(target, graph.value(v.id))]
-        for unit in sorted(live, key=lambda v: v.seq):
+        if len(live) != 1:
+            return []
+        for unit in live:
             versions = [v for v in graph.versions(unit.name) if v.seq < before]
             first = next(
                 (i for i, v in enumerate(versions) if self._carries(target, graph.value(v.id))), None
             )
-            if first is None or first + 1 >= len(versions):
+            updates = [
+                (later, producers[-1])
+                for later in versions[first + 1 :]
+                if first is not None
+                and (producers := graph.producers(later.id))
+                and producers[-1].category == "update"
+            ]
+            if not updates:
                 continue
-            later = versions[first + 1]
-            producers = graph.producers(later.id)
-            if not producers or producers[-1].category != "update":
-                continue
-            op = producers[-1]
+            later, op = updates[0]
             value = graph.value(later.id)
             degraded = self._strip(target, value)
             if degraded is None and isinstance(value, dict) and "memory" in value:

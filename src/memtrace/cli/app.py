@@ -458,7 +458,7 @@ def bench_faults(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="Where the JSON, the plot and the MemTraceBench layout go (default: WORKSPACE/faults)."
+            help="Where the JSON, the plot and (--memtracebench) the layout go (default: WORKSPACE/faults)."
         ),
     ] = None,
     system: Annotated[str, typer.Option(help="Systems: a comma list or all.")] = "all",
@@ -469,6 +469,12 @@ def bench_faults(
     per_type: Annotated[int, typer.Option(help="Labelled cases to keep per system and error type.")] = 10,
     seed: Annotated[int, typer.Option(help="Shuffles which cases are injected.")] = 0,
     method: Annotated[str, typer.Option(help="Comma list of methods to score.")] = "flow,last-op,random",
+    memtracebench: Annotated[
+        bool, typer.Option(help="Also write each labelled replay as a MemTraceBench graph (large).")
+    ] = False,
+    keep_replays: Annotated[
+        bool, typer.Option(help="Keep the labelled replays in the workspace (each holds a full run).")
+    ] = False,
     json_out: JsonOption = None,
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
@@ -493,10 +499,13 @@ def bench_faults(
         methods=[m.strip() for m in method.split(",") if m.strip()],
         conversations=conversations,
         console=console,
+        memtracebench=memtracebench,
+        keep_replays=keep_replays,
     )
     for table in results_tables(result):
         console.print(table)
-    console.print(f"wrote {out / 'faults.json'}, {out / 'faults.png'} and {out / 'memtracebench'}")
+    for path, size in result["written"].items():
+        console.print(f"wrote {path} ({size / 2**20:.1f} MiB)")
     write_json(json_out, result)
 
 

@@ -53,7 +53,7 @@ from .evermemos_prompts import (
     ForesightReply,
     SufficiencyReply,
 )
-from .rules import extract_facts, format_date, overlap
+from .rules import extract_facts, format_date, overlap, tag_lines, untag
 
 BUFFER = "message_buffer"
 
@@ -109,6 +109,7 @@ class EverMemOSSystem(MemorySystem):
         self.index = HybridIndex(self.embedder, candidates=self.config.candidates, rrf_k=self.config.rrf_k)
         self.units: list[str] = []  # unit id of each indexed document, by index position
         self.texts: list[str] = []
+        self.sources: list[str] = []  # the message ids each indexed document came from, comma-joined
 
     # -- construction -----------------------------------------------------------------------
 
@@ -116,7 +117,7 @@ class EverMemOSSystem(MemorySystem):
         with mt.op("buffer_message", category="construction") as op:
             op.use(message.var)
             self.pending.append(message)
-            self.buffer.append(f"[{message.turn.dia_id}] {message.text}")
+            self.buffer.append(tag_lines(message.turn.dia_id, message.text))
             self.buffer_var = op.mutated(self.buffer, name=BUFFER, category="buffer")
         closed, reason, decision = self._detect_boundary()
         if closed:
@@ -239,6 +240,7 @@ class EverMemOSSystem(MemorySystem):
                 self.index.add([text for _, text, _ in new])
             self.units.extend(unit_id for unit_id, _, _ in new)
             self.texts.extend(text for _, text, _ in new)
+            self.sources.extend(",".join(sources) for _ in new)
             op.set(indexed=len(new), index_size=len(self.texts))
 
     def _offline_memories(self, messages: list[Message]) -> tuple[str, list[str], list[str]]:
@@ -306,7 +308,7 @@ class EverMemOSSystem(MemorySystem):
                 rankings += [[h.index for h in self._search(q, k)] for q in followups]
                 fused = [Hit(i, s) for i, s in rrf_fuse(rankings, k=self.config.rrf_k)]
                 hits, retrieved = self._output(op, self._distinct(fused, k, extra), extra, round=2)
-        context = [self._text_of(h.index, extra) for h in hits]
+        context = [self._shown(h.index, extra) for h in hits]
         return answer_question(
             question, context, config=self.config, llm=self.llm, context_var=retrieved, query_var=query_var
         )
@@ -330,6 +332,13 @@ class EverMemOSSystem(MemorySystem):
         """An indexed text, or past the index's end one a patch added (see `_output`)."""
         return self.texts[index] if index < len(self.texts) else (extra or [])[index - len(self.texts)]
 
+    def _shown(self, index: int, extra: list[str] | None) -> str:
+        """A retrieved text as the context holds it: each line behind the ids of the messages of its
+        memcell, so the context keeps the memory's provenance (a text a patch added has none)."""
+        text = self._text_of(index, extra)
+        sources = self.sources[index] if index < len(self.sources) else ""
+        return tag_lines(sources, text) if sources and " " not in sources else text
+
     def _output(self, op: Any, hits: list[Hit], extra: list[str], *, round: int) -> tuple[list[Hit], str]:
         """Record the units read (their latest versions) and produce the retrieved texts as `retrieved`.
 
@@ -341,7 +350,7 @@ class EverMemOSSystem(MemorySystem):
             if hit.index < len(self.units):
                 op.use(run.memory(self.units[hit.index]).latest_id)
         op.set(units=[self.units[h.index] for h in hits if h.index < len(self.units)])
-        found = [self._text_of(h.index, extra) for h in hits]
+        found = [self._shown(h.index, extra) for h in hits]
         value, var = op.produce("retrieved", found, category="retrieved", round=round)
         if value is found:
             return hits, var
@@ -349,7 +358,7 @@ class EverMemOSSystem(MemorySystem):
         for i, text in enumerate([*self.texts, *extra]):
             position.setdefault(text, i)
         patched: list[Hit] = []
-        for text in dict.fromkeys(_texts(value)):
+        for text in dict.fromkeys(_untagged(t) for t in _texts(value)):
             if text not in position:
                 extra.append(text)
                 position[text] = len(self.texts) + len(extra) - 1
@@ -420,6 +429,11 @@ def _texts(value: Any) -> list[str]:
     """A (possibly patched) list of memories or queries as non-empty texts."""
     items = value if isinstance(value, list | tuple) else [] if value is None else [value]
     return [text for text in (_text(item) for item in items) if text.strip()]
+
+
+def _untagged(text: str) -> str:
+    """A context text without the message-id tags `_shown` put on its lines."""
+    return "\n".join(untag(line)[1] for line in text.split("\n"))
 
 
 def _numbered(original: list[str], produced: Any) -> list[tuple[int, str]]:

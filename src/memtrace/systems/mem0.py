@@ -40,7 +40,7 @@ from .mem0_prompts import (
     extraction_request,
     update_request,
 )
-from .rules import content_stems, extract_facts, format_date
+from .rules import content_stems, extract_facts, format_date, tag_lines
 
 _STAMP = re.compile(r"\s*\[(?:said )?on [^\]]+\]")
 #: A fact that ends something ("quit the band", "no longer works at X"); `obj` is what ended.
@@ -473,7 +473,7 @@ class Mem0System(MemorySystem):
             hits = index.search(question.question, k) if units else []
             for hit in hits:
                 op.use(run.memory(units[hit.index]).latest_id)
-            context = [memory_line(self.memories[units[hit.index]]) for hit in hits]
+            context = [context_line(self.memories[units[hit.index]]) for hit in hits]
             op.set(ranking=[[units[h.index], rank, round(h.score, 4)] for rank, h in enumerate(hits, 1)])
             retrieved, context_var = op.produce("retrieved", context, category="retrieved")
         return answer_question(
@@ -503,6 +503,19 @@ def memory_line(entry: Any) -> str:
     if _STAMP.search(text.rstrip().rpartition("\n")[2]) or not stamp:
         return text
     return f"{text} [said on {stamp}]"
+
+
+def context_line(entry: Any) -> str:
+    """A memory as the answer's context holds it: `memory_line` behind the ids of the messages it came
+    from ('[D1:7,D1:8] ...'), so the context keeps each memory's provenance as long-context lines do."""
+    line = memory_line(entry)
+    sources = entry.get("sources") if isinstance(entry, dict) else None
+    ids = (
+        [s for s in sources if isinstance(s, str) and s and not any(c in s for c in " ,[]")]
+        if sources
+        else []
+    )
+    return tag_lines(",".join(ids), line) if ids else line
 
 
 def _events(value: Any) -> list[dict[str, Any]]:

@@ -85,8 +85,18 @@ def tagged_line(message: object) -> str:
     message from another one that happens to mention the same words.
     """
     turn, when = message.turn, message.session.when  # type: ignore[attr-defined]
-    line = f"[{turn.dia_id}] {message.text}"  # type: ignore[attr-defined]
-    return f"{line} [said on {format_date(when)}]" if when else line
+    text = message.text  # type: ignore[attr-defined]
+    return tag_lines(turn.dia_id, f"{text.rstrip()} [said on {format_date(when)}]" if when else text)
+
+
+def tag_lines(message_id: str, text: str) -> str:
+    """Every non-blank line of a message's text prefixed with its id: '[D1:7] ...'.
+
+    A multi-line message must not leave untagged continuation lines behind: those (a bare
+    '[said on 8 May 2023]', say) would pass for any message's line.
+    """
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    return "\n".join(f"[{message_id}] {line}" for line in lines) or f"[{message_id}] "
 
 
 def untag(line: str) -> tuple[str | None, str]:
