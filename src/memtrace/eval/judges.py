@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -76,29 +75,46 @@ class JudgeOutputError(MemtraceError, ValueError):
     """The LLM judge's reply could not be read as {"correct": bool, "reason": str}."""
 
 
-def _recorded(
-    question: str,
-    golds: list[str],
-    prediction: str,
-    prediction_var: str | None,
-    settings: dict[str, Any],
-    decide: Callable[[], Verdict],
-) -> Verdict:
-    """Run `decide` inside a recorded `judge` operation with the judge's inputs and the verdict output."""
-    with record_op("judge", category="evaluation", **settings) as op:
-        op.input("question", question, category="query")
-        op.input("gold_answers", golds, category="gold_answer")
-        if prediction_var is not None:
-            op.use(prediction_var)
-        else:
-            op.input("prediction", prediction, category="prediction")
-        verdict = decide()
-        op.output("verdict", verdict.to_dict(), category="verdict")
-        op.set(method=verdict.method, correct=verdict.correct, score=verdict.score)
-    return verdict
+class RecordingJudge:
+    """What every judge shares: `verdict` decides without recording, `judge` records the decision
+    as a `judge` operation with its inputs and the verdict as output."""
+
+    method: str = "judge"
+
+    def verdict(
+        self, question: str, gold: Gold | None, prediction: str, category: str | int | None = None
+    ) -> Verdict:
+        raise NotImplementedError
+
+    def recorded_settings(self) -> dict[str, Any]:
+        """Settings stored on the recorded operation beside the judge's name (none by default)."""
+        return {}
+
+    def judge(
+        self,
+        question: str,
+        gold: Gold | None,
+        prediction: str,
+        *,
+        category: str | int | None = None,
+        prediction_var: str | None = None,
+    ) -> Verdict:
+        """Judge and record one prediction; a model call, if any, nests inside the `judge` operation."""
+        settings = {"judge": self.method, **self.recorded_settings(), "question_category": category}
+        with record_op("judge", category="evaluation", **settings) as op:
+            op.input("question", question, category="query")
+            op.input("gold_answers", as_gold_list(gold), category="gold_answer")
+            if prediction_var is not None:
+                op.use(prediction_var)
+            else:
+                op.input("prediction", prediction, category="prediction")
+            verdict = self.verdict(question, gold, prediction, category)
+            op.output("verdict", verdict.to_dict(), category="verdict")
+            op.set(method=verdict.method, correct=verdict.correct, score=verdict.score)
+        return verdict
 
 
-class F1Judge:
+class F1Judge(RecordingJudge):
     """Correct when LoCoMo's score (token F1 by category; the phrase rule for unanswerables) >= threshold.
 
     Offline, free and reproducible, but blind to paraphrase: "in May" vs "last spring" scores 0.
@@ -110,6 +126,9 @@ class F1Judge:
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"the F1 threshold must lie in [0, 1], got {threshold}")
         self.threshold = threshold
+
+    def recorded_settings(self) -> dict[str, Any]:
+        return {"threshold": self.threshold}
 
     def verdict(
         self, question: str, gold: Gold | None, prediction: str, category: str | int | None = None
@@ -125,25 +144,6 @@ class F1Judge:
             relation = ">=" if correct else "<"
             why = f"token F1 {score:.2f} {relation} {self.threshold:g} against gold {matched!r}"
         return Verdict(correct=correct, score=float(score), method=self.method, explanation=why)
-
-    def judge(
-        self,
-        question: str,
-        gold: Gold | None,
-        prediction: str,
-        *,
-        category: str | int | None = None,
-        prediction_var: str | None = None,
-    ) -> Verdict:
-        """Score and record one prediction."""
-        return _recorded(
-            question,
-            as_gold_list(gold),
-            prediction,
-            prediction_var,
-            {"judge": self.method, "threshold": self.threshold, "question_category": category},
-            lambda: self.verdict(question, gold, prediction, category),
-        )
 
 
 JUDGE_PROMPT = """\
@@ -211,7 +211,7 @@ def parse_judge_reply(reply: ChatReply) -> tuple[bool, str] | None:
     return correct, "" if reason is None else str(reason)
 
 
-class LLMJudge:
+class LLMJudge(RecordingJudge):
     """Asks an LLM whether the prediction matches the gold answer; JSON `{"correct", "reason"}` out.
 
     Sees paraphrases that F1 misses, at the cost of one model call per question (cached by the LLM
@@ -287,25 +287,6 @@ class LLMJudge:
             base.score,
             "llm-malformed-f1",
             f"LLM judge output unusable ({text[:120]!r}); {base.explanation}",
-        )
-
-    def judge(
-        self,
-        question: str,
-        gold: Gold | None,
-        prediction: str,
-        *,
-        category: str | int | None = None,
-        prediction_var: str | None = None,
-    ) -> Verdict:
-        """Judge and record one prediction; the model call nests inside the `judge` operation."""
-        return _recorded(
-            question,
-            as_gold_list(gold),
-            prediction,
-            prediction_var,
-            {"judge": self.method, "question_category": category},
-            lambda: self.verdict(question, gold, prediction, category),
         )
 
 

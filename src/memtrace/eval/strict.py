@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from .judges import Verdict, _recorded
+from .judges import RecordingJudge, Verdict
 from .scoring import Gold, as_gold_list, is_unanswerable, says_unanswerable, score_answer, scoring_rule
 
 _MONTHS = {
@@ -163,7 +163,7 @@ def missing_parts(prediction: str, gold: str) -> list[str]:
     return lacking
 
 
-class StrictJudge:
+class StrictJudge(RecordingJudge):
     """Correct when F1 would say so and, besides, every part of a gold answer is present with its dates
     matching: never more lenient than the F1 verdict. F1 stays the reported score."""
 
@@ -193,25 +193,6 @@ class StrictJudge:
             why = f"every part of {best!r} is present, but token F1 {f1:.2f} < {self.threshold:g}"
             return Verdict(False, f1, self.method, why)
         return Verdict(True, f1, self.method, f"every part of {best!r} is present (token F1 {f1:.2f})")
-
-    def judge(
-        self,
-        question: str,
-        gold: Gold | None,
-        prediction: str,
-        *,
-        category: str | int | None = None,
-        prediction_var: str | None = None,
-    ) -> Verdict:
-        """Judge and record one prediction."""
-        return _recorded(
-            question,
-            as_gold_list(gold),
-            prediction,
-            prediction_var,
-            {"judge": self.method, "question_category": category},
-            lambda: self.verdict(question, gold, prediction, category),
-        )
 
 
 def _absolute(match: re.Match[str]) -> Span | None:
