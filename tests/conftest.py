@@ -8,11 +8,13 @@ which skips them with one reason when it is absent. MEMTRACE_SHARED_DATA names t
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 import memtrace as mt
+from memtrace.graph.journal import JOURNAL_DIR
 
 SHARED_DATA_ENV = "MEMTRACE_SHARED_DATA"
 
@@ -47,6 +49,37 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     return tmp_path / "ws"
+
+
+@dataclass(frozen=True)
+class TwoFrameJournal:
+    """A closed run's journal of two flushed frames: where the second frame starts, to damage it."""
+
+    run_id: str
+    path: Path
+    second_frame_at: int
+
+    def overwrite(self, offset: int, data: bytes) -> None:
+        """Write `data` at `offset` bytes past the second frame's start, as a crash or a disk might."""
+        content = bytearray(self.path.read_bytes())
+        start = self.second_frame_at + offset
+        content[start : start + len(data)] = data
+        self.path.write_bytes(bytes(content))
+
+
+@pytest.fixture
+def two_frame_journal(workspace: Path) -> TwoFrameJournal:
+    with mt.run(workspace, name="r") as run:
+        run.flush_every = 1
+        with mt.op("a") as op:
+            op.output("x", 1)
+        run.flush()
+        (journal,) = (workspace / JOURNAL_DIR).glob("*.jnl")
+        good = journal.stat().st_size
+        with mt.op("b") as op:
+            op.output("x", 2)
+        run.flush()
+    return TwoFrameJournal(run.id, journal, good)
 
 
 @pytest.fixture

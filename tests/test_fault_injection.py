@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import memtrace as mt
+from conftest import TwoFrameJournal
 from memtrace.datasets import NOT_MENTIONED
 from memtrace.datasets.model import Conversation, Question, Session, Turn
 from memtrace.graph import journal as journal_module
@@ -81,32 +82,21 @@ def test_no_run_is_lost_to_a_reader_opening_the_workspace_in_a_loop(workspace: P
 
 @pytest.mark.parametrize("bad_length", [b"\xff" * 8, (1 << 40).to_bytes(8, "little")])
 def test_a_corrupt_frame_length_keeps_the_good_prefix_and_warns_once(
-    workspace: Path, bad_length: bytes, caplog: pytest.LogCaptureFixture
+    workspace: Path, two_frame_journal: TwoFrameJournal, bad_length: bytes, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with mt.run(workspace, name="r") as run:
-        run.flush_every = 1
-        with mt.op("a") as op:
-            op.output("x", 1)
-        run.flush()
-        (journal,) = (workspace / JOURNAL_DIR).glob("*.jnl")
-        good = journal.stat().st_size
-        with mt.op("b") as op:
-            op.output("x", 2)
-        run.flush()
-    data = bytearray(journal.read_bytes())
-    data[good : good + 8] = bad_length
-    journal.write_bytes(bytes(data))
+    two_frame_journal.overwrite(0, bad_length)
+    run_id, good = two_frame_journal.run_id, two_frame_journal.second_frame_at
     with caplog.at_level(logging.WARNING, logger="memtrace"):
         ws = mt.open(workspace)
-    recorded = ws.run(run.id)
+    recorded = ws.run(run_id)
     assert recorded.status == "incomplete" and f"damaged at byte {good}" in recorded.error
-    assert ws.graph(run.id).value("x@1") == 1
+    assert ws.graph(run_id).value("x@1") == 1
     assert not list((workspace / JOURNAL_DIR).glob("*.jnl"))
     assert list((workspace / JOURNAL_DIR).glob("*.damaged"))
     assert [record.levelname for record in caplog.records] == ["WARNING"]
-    assert run.id in caplog.records[0].getMessage()
+    assert run_id in caplog.records[0].getMessage()
     ws.close()
-    assert mt.open(workspace).run(run.id).status == "incomplete"  # opening again stays quiet and works
+    assert mt.open(workspace).run(run_id).status == "incomplete"  # opening again stays quiet and works
 
 
 class CodeRunningPickleDouble:

@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import memtrace as mt
+from conftest import TwoFrameJournal
 from memtrace.graph.journal import JOURNAL_DIR
 
 
@@ -70,24 +71,15 @@ def test_a_truncated_last_frame_is_ignored(workspace: Path, small_run: str) -> N
     assert ws.graph(small_run).lifecycle("mem-1")
 
 
-def test_a_damaged_frame_keeps_what_came_before_and_says_where(workspace: Path) -> None:
-    with mt.run(workspace, name="r") as run:
-        run.flush_every = 1
-        with mt.op("a") as op:
-            op.output("x", 1)
-        run.flush()
-        (journal,) = (workspace / JOURNAL_DIR).glob("*.jnl")
-        good = journal.stat().st_size
-        with mt.op("b") as op:
-            op.output("x", 2)
-        run.flush()
-    data = bytearray(journal.read_bytes())
-    data[good + 8 : good + 16] = b"\xff" * 8  # scribble over the next frame's payload
-    journal.write_bytes(bytes(data))
+def test_a_damaged_frame_keeps_what_came_before_and_says_where(
+    workspace: Path, two_frame_journal: TwoFrameJournal
+) -> None:
+    two_frame_journal.overwrite(8, b"\xff" * 8)  # scribble over the next frame's payload
     ws = mt.open(workspace)
-    recorded = ws.run(run.id)
+    recorded = ws.run(two_frame_journal.run_id)
+    good = two_frame_journal.second_frame_at
     assert recorded.status == "incomplete" and f"damaged at byte {good}" in recorded.error
-    assert ws.graph(run.id).value("x@1") == 1
+    assert ws.graph(two_frame_journal.run_id).value("x@1") == 1
     assert list((workspace / JOURNAL_DIR).glob("*.damaged"))
 
 
