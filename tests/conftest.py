@@ -8,12 +8,14 @@ which skips them with one reason when it is absent. MEMTRACE_SHARED_DATA names t
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 import memtrace as mt
+from memtrace.cli.app import main
 from memtrace.graph.journal import JOURNAL_DIR
 
 SHARED_DATA_ENV = "MEMTRACE_SHARED_DATA"
@@ -44,6 +46,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "locomo_dev" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.locomo)
+
+
+def run_cli_in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of `memtrace ARGS` run in this process through the entry point."""
+    argv = sys.argv
+    sys.argv = ["memtrace", *map(str, args)]
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    finally:
+        sys.argv = argv
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 @pytest.fixture

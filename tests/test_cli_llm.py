@@ -15,25 +15,10 @@ from typing import Any
 import pytest
 
 import memtrace as mt
-from memtrace.cli.app import main
+from conftest import run_cli_in_process
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
 from llmhelpers import Reply, ScriptedOpenAIServer
-
-
-def memtrace(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of `memtrace ARGS`."""
-    argv = sys.argv
-    sys.argv = ["memtrace", *map(str, args)]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    finally:
-        sys.argv = argv
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def grades(body: dict[str, Any]) -> Reply:
@@ -67,7 +52,7 @@ def test_limits_reach_every_call_and_f1_judge_asks_no_model(
     server: ScriptedOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = [*run_args(tmp_path / "ws", server), "--judge", "f1", "--max-tokens", "64", "--timeout", "9"]
-    code, out, err = memtrace(capsys, *args, "--retries", "0", "--json", tmp_path / "acc.json")
+    code, out, err = run_cli_in_process(capsys, *args, "--retries", "0", "--json", tmp_path / "acc.json")
     assert code == 0, err
     requests = server.chat_requests
     assert requests and {r.body["max_tokens"] for r in requests} == {64}
@@ -83,7 +68,7 @@ def test_a_separate_judge_endpoint_is_probed_and_an_agreeable_one_reported(
     with ScriptedOpenAIServer(default=says_yes) as judge_server:
         args = [*run_args(tmp_path / "ws", server), "--judge-model", "judge-m"]
         args += ["--judge-base-url", judge_server.url, "--json", str(tmp_path / "acc.json")]
-        code, out, err = memtrace(capsys, *args)
+        code, out, err = run_cli_in_process(capsys, *args)
         judged = judge_server.chat_requests
     assert code == 0, err
     assert judged and all(r.body["model"] == "judge-m" for r in judged)
@@ -100,7 +85,7 @@ def test_a_separate_judge_endpoint_is_probed_and_an_agreeable_one_reported(
 def test_a_sane_judge_passes_the_probe(
     server: ScriptedOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = memtrace(capsys, *run_args(tmp_path / "ws", server), "--judge", "llm")
+    code, out, err = run_cli_in_process(capsys, *run_args(tmp_path / "ws", server), "--judge", "llm")
     assert code == 0, err
     assert "judge rejected the nonsense answer in all" in out
 
@@ -110,7 +95,7 @@ def test_unusable_replies_are_counted_and_the_run_completes(
 ) -> None:
     with ScriptedOpenAIServer(default=lambda body: Reply.cut('{"facts": ["Caroline said')) as server:
         args = [*run_args(tmp_path / "ws", server, "mem0"), "--judge", "f1", "--json", tmp_path / "acc.json"]
-        code, out, err = memtrace(capsys, *args)
+        code, out, err = run_cli_in_process(capsys, *args)
     assert code == 0, err
     failed = json.loads((tmp_path / "acc.json").read_text())["mem0"]
     assert failed["failed_operations"] > 0 and len(failed["failures"]) == failed["failed_operations"]
@@ -123,10 +108,14 @@ def test_unusable_replies_are_counted_and_the_run_completes(
 
 
 def test_bad_judge_flags_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = memtrace(capsys, "run", "-w", tmp_path / "ws", "--system", "rag", "--judge", "vibes")
+    code, _, err = run_cli_in_process(
+        capsys, "run", "-w", tmp_path / "ws", "--system", "rag", "--judge", "vibes"
+    )
     assert code == 1 and err.strip() == "error: unknown --judge 'vibes' (choose strict, f1, llm)"
-    code, _, err = memtrace(capsys, "run", "-w", tmp_path / "ws", "--system", "rag", "--judge", "llm")
+    code, _, err = run_cli_in_process(
+        capsys, "run", "-w", tmp_path / "ws", "--system", "rag", "--judge", "llm"
+    )
     assert code == 1 and "--judge llm needs a model" in err and len(err.strip().splitlines()) == 1
     bad_url = ["--llm", "openai", "--base-url", "localhost:8080/v1"]
-    code, _, err = memtrace(capsys, "run", "-w", tmp_path / "ws", "--system", "rag", *bad_url)
+    code, _, err = run_cli_in_process(capsys, "run", "-w", tmp_path / "ws", "--system", "rag", *bad_url)
     assert code == 1 and "is not an http:// or https:// URL" in err and len(err.strip().splitlines()) == 1

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_cli_in_process as in_process
 from memtrace import Workspace
-from memtrace.cli.app import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
@@ -29,21 +29,6 @@ def memtrace(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(MEMTRACE), *map(str, args)], capture_output=True, text=True, env=env, timeout=120
     )
-
-
-def in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of `memtrace ARGS` run through the console entry point."""
-    argv = sys.argv
-    sys.argv = ["memtrace", *map(str, args)]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    finally:
-        sys.argv = argv
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")
