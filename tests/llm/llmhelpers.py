@@ -33,6 +33,7 @@ from typing import Any
 import memtrace as mt
 from memtrace.graph import Operation
 from memtrace.llm import LLMClient, make_client
+from memtrace.llm.client import forget_response_formats
 
 EMBED_DIM = 8
 #: What llama-cpp-python 0.3.x answers (HTTP 500) to `response_format: {"type": "json_schema"}`.
@@ -172,6 +173,8 @@ class ScriptedOpenAIServer:
         return len(self.requests)
 
     def start(self) -> ScriptedOpenAIServer:
+        # a port reused from an earlier test's server must not inherit the format level it forced
+        forget_response_formats(self.url)
         self._thread.start()
         return self
 

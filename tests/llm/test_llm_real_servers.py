@@ -21,6 +21,7 @@ from memtrace.llm import (
     MalformedReplyError,
     make_client,
 )
+from memtrace.llm.client import forget_response_formats
 
 USER = [{"role": "user", "content": "hi"}]
 
@@ -57,6 +58,18 @@ def test_llama_cpp_python_500_refusal_of_json_schema_steps_down_without_retrying
         other = scripted_client(server)
         assert other.chat(USER, schema=Facts).data.facts == ["b"]
         assert (server.chat_requests[-1].response_format or {}).get("type") == "json_object"
+
+
+def test_a_forgotten_endpoint_starts_again_at_json_schema() -> None:
+    """A new server on a reused address may accept json_schema; the scripted server forgets on start."""
+    with ScriptedOpenAIServer(reject_json_schema=True) as server:
+        server.enqueue('{"facts": ["a"]}', '{"facts": ["b"]}')
+        scripted_client(server).chat(USER, schema=Facts)
+        forget_response_formats(server.url)
+        server.reject_json_schema = False
+        assert scripted_client(server).chat(USER, schema=Facts).data.facts == ["b"]
+        kinds = [(r.response_format or {}).get("type") for r in server.chat_requests]
+        assert kinds == ["json_schema", "json_object", "json_schema"]
 
 
 def test_a_500_that_does_not_name_the_format_is_still_retried(server: ScriptedOpenAIServer) -> None:

@@ -39,6 +39,16 @@ _format_floors: dict[str, int] = {}
 _format_lock = threading.Lock()
 
 
+def forget_response_formats(endpoint: str | None = None) -> None:
+    """Forget the format level learnt for `endpoint` (all when None): a new server on that address
+    may accept what the old one refused."""
+    with _format_lock:
+        if endpoint is None:
+            _format_floors.clear()
+        else:
+            _format_floors.pop(endpoint.rstrip("/"), None)
+
+
 class LLMClient:
     """Chat and embeddings with recording, caching, usage accounting and validated JSON output."""
 
