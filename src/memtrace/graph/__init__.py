@@ -8,6 +8,7 @@ from .model import (
     JUDGE_OP_NAME,
     MEMORY_ENTRY,
     QUERY_VAR,
+    Annotation,
     Case,
     Edge,
     LifecycleEntry,
@@ -23,6 +24,7 @@ from .view import GraphView
 from .workspace import Workspace, open_workspace
 
 __all__ = [
+    "Annotation",
     "JUDGE_OP_NAME",
     "MEMORY_ENTRY",
     "QUERY_VAR",

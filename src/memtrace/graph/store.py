@@ -10,6 +10,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from .rows import (
 from .values import decode_value
 
 DB_FILENAME = "memtrace.db"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # Column orders of the tuples that writers pass in (the recorder builds these directly).
 OP_COLUMNS = "run, id, seq, parent_op, name, category, started_at, ended_at, status, metadata"
@@ -127,6 +128,10 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE attributions ADD COLUMN verification TEXT;
     DELETE FROM attributions WHERE revised_from IS NOT NULL;
     UPDATE attributions SET verified = NULL, replay_run = NULL;
+    """,
+    # 6: human labels are read per case (the web UI's case page), newest last.
+    6: """
+    CREATE INDEX IF NOT EXISTS annotations_case ON annotations(run, case_id, id);
     """,
 }
 
@@ -290,26 +295,40 @@ class Store:
         with self.transaction() as conn:
             self.insert_annotations_in(conn, annotations)
 
+    def add_annotation(self, annotation: Annotation) -> Annotation:
+        """Record one label (a person's, from the web UI); returns it with its id."""
+        with self.transaction() as conn:
+            cursor = conn.execute(
+                f"INSERT INTO annotations({_ANNOTATION_FIELDS}) VALUES (?,?,?,?,?,?,?)",
+                _annotation_row(annotation),
+            )
+            return replace(annotation, id=cursor.lastrowid)
+
     @staticmethod
     def insert_annotations_in(conn: sqlite3.Connection, annotations: Sequence[Annotation]) -> None:
         """Insert annotations inside a transaction the caller holds."""
         conn.executemany(
-            "INSERT INTO annotations(run, case_id, error_type, op, note, author, created_at)"
-            " VALUES (?,?,?,?,?,?,?)",
-            [
-                (a.run_id, a.case_id, a.error_type, a.op_id, a.note, a.author, a.created_at)
-                for a in annotations
-            ],
+            f"INSERT INTO annotations({_ANNOTATION_FIELDS}) VALUES (?,?,?,?,?,?,?)",
+            [_annotation_row(a) for a in annotations],
         )
 
-    def annotations(self, run_id: str | None = None) -> list[Annotation]:
-        sql = "SELECT run, case_id, error_type, op, note, author, created_at FROM annotations"
-        rows = (
-            self.conn.execute(sql + " ORDER BY id").fetchall()
-            if run_id is None
-            else self.conn.execute(sql + " WHERE run=? ORDER BY id", (run_id,)).fetchall()
-        )
+    def annotations(self, run_id: str | None = None, case_id: str | None = None) -> list[Annotation]:
+        """Labels in the order they were recorded: all, one run's, or one case's."""
+        sql = f"SELECT {_ANNOTATION_FIELDS}, id FROM annotations"
+        if run_id is None:
+            rows = self.conn.execute(sql + " ORDER BY id").fetchall()
+        elif case_id is None:
+            rows = self.conn.execute(sql + " WHERE run=? ORDER BY id", (run_id,)).fetchall()
+        else:
+            rows = self.conn.execute(
+                sql + " WHERE run=? AND case_id=? ORDER BY id", (run_id, case_id)
+            ).fetchall()
         return [Annotation(*row) for row in rows]
+
+    def delete_annotation(self, annotation_id: int) -> bool:
+        """Remove one label by id; False when there was none."""
+        with self.transaction() as conn:
+            return conn.execute("DELETE FROM annotations WHERE id=?", (annotation_id,)).rowcount > 0
 
     @staticmethod
     def insert_run_in(conn: sqlite3.Connection, run: Run) -> None:
@@ -478,9 +497,26 @@ class Store:
                 out[h] = decode_value(encoding, data)
         return out
 
+    def max_seq(self, run_id: str) -> int:
+        """The last seq given in a run (0 for an empty run): the end of its time axis."""
+        self.complete(run_id)
+        row = self.conn.execute(
+            "SELECT MAX(m) FROM (SELECT MAX(seq) AS m FROM ops WHERE run=?"
+            " UNION ALL SELECT MAX(seq) FROM vars WHERE run=?)",
+            (run_id, run_id),
+        ).fetchone()
+        return int(row[0] or 0)
+
     def count(self, table: str, run_id: str) -> int:
         self.complete(run_id)
         return self.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE run=?", (run_id,)).fetchone()[0]
+
+
+_ANNOTATION_FIELDS = "run, case_id, error_type, op, note, author, created_at"
+
+
+def _annotation_row(a: Annotation) -> tuple:
+    return (a.run_id, a.case_id, a.error_type, a.op_id, a.note, a.author, a.created_at)
 
 
 def _run_label(row: Sequence[Any]) -> str:
