@@ -497,6 +497,13 @@ class Store:
                 out[h] = decode_value(encoding, data)
         return out
 
+    def verdict_counts(self) -> dict[str, dict[str | None, int]]:
+        """Per run, how many cases have each verdict (None: not judged), without reading the cases."""
+        counts: dict[str, dict[str | None, int]] = {}
+        for run_id, verdict, n in self.conn.execute("SELECT run, verdict, COUNT(*) FROM cases GROUP BY run, verdict"):
+            counts.setdefault(run_id, {})[verdict] = n
+        return counts
+
     def max_seq(self, run_id: str) -> int:
         """The last seq given in a run (0 for an empty run): the end of its time axis."""
         self.complete(run_id)

@@ -83,6 +83,8 @@ def create_app(workspace: str | Path) -> FastAPI:
     templates.env.filters["pct"] = lambda value: "–" if value is None else f"{100 * value:.1f}%"
     templates.env.globals["labels"] = LABELS
     templates.env.globals["workspace"] = str(workspace)
+    for name in templates.env.list_templates():  # compiled now, not on a user's first request
+        templates.env.get_template(name)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:

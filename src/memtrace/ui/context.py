@@ -1,8 +1,8 @@
 """What the UI derives once per run and reuses for every page of it (runs are immutable once done).
 
-A run's memory versions, their content words (for "does this unit carry the evidence?"), its
-session dates and seq range are read on first use and kept for a few runs, so a case page of a
-large run costs its own queries only.
+A run's session dates and seq range are read on first use, and the content words of memory
+versions (for "does this unit carry the evidence?") as cases need them; both are kept for a few
+runs, so a case page of a large run costs its own queries only.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..attribution.support import value_words
-from ..graph import MEMORY_ENTRY, Graph, VariableVersion, Workspace
+from ..graph import Graph, VariableVersion, Workspace
 from .text import display_text
 
 #: Runs kept derived at once (each holds its memory versions' word sets).
@@ -30,7 +30,6 @@ class SessionMark:
 @dataclass
 class RunContext:
     graph: Graph
-    memory: list[VariableVersion]
     sessions: list[SessionMark]
     max_seq: int
     words: dict[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
@@ -74,8 +73,7 @@ class RunContexts:
 def _build(ws: Workspace, run_id: str) -> RunContext:
     graph = ws.graph(run_id)
     store = ws.store
-    memory = store.variables(run_id, "AND category=?", (MEMORY_ENTRY,))
     dates = store.variables(run_id, "AND category=?", ("session_date",))
     values = graph.values(dates)
     sessions = [SessionMark(v.seq, display_text(values[v.id])) for v in dates]
-    return RunContext(graph, memory, sessions, store.max_seq(run_id))
+    return RunContext(graph, sessions, store.max_seq(run_id))

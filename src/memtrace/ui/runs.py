@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from ..attribution.model import Attribution, load_attributions
+from ..attribution.model import AttributionSummary, load_attribution_summaries
 from ..graph import Annotation, Case, Run, Workspace
 
 #: The method whose attribution a page shows first when a case has several.
@@ -16,7 +16,7 @@ PREFERRED_METHOD = "flow"
 @dataclass(slots=True)
 class CaseRow:
     case: Case
-    attribution: Attribution | None
+    attribution: AttributionSummary | None
     label: Annotation | None
 
     def to_dict(self) -> dict[str, Any]:
@@ -37,9 +37,9 @@ class CaseRow:
         }
 
 
-def primary_attributions(attributions: list[Attribution]) -> dict[tuple[str, str], Attribution]:
+def primary_attributions(attributions: list[AttributionSummary]) -> dict[tuple[str, str], AttributionSummary]:
     """One attribution per (run, case): the preferred method's, else the latest stored."""
-    chosen: dict[tuple[str, str], Attribution] = {}
+    chosen: dict[tuple[str, str], AttributionSummary] = {}
     for attribution in attributions:
         key = (attribution.run_id, attribution.case_id)
         current = chosen.get(key)
@@ -53,24 +53,26 @@ def run_rows(ws: Workspace, *, replays: bool = False) -> list[dict[str, Any]]:
     runs = ws.runs()
     replay_count = Counter(r.parent_run for r in runs if r.parent_run)
     shown = [r for r in runs if replays or not r.parent_run]
-    cases_by_run: dict[str, list[Case]] = {}
-    for case in ws.cases():
-        cases_by_run.setdefault(case.run_id, []).append(case)
+    verdicts = ws.store.verdict_counts()
     failures: dict[str, Counter[str]] = {}
-    for (run_id, case_id), attribution in primary_attributions(load_attributions(ws.store)).items():
+    for (run_id, _), attribution in primary_attributions(load_attribution_summaries(ws.store)).items():
         failures.setdefault(run_id, Counter())[attribution.error_type] += 1
     labels = Counter(label.run_id for label in ws.store.annotations())
     return [
-        _run_row(run, cases_by_run.get(run.id, []), failures.get(run.id, Counter()), replay_count, labels)
+        _run_row(run, verdicts.get(run.id, {}), failures.get(run.id, Counter()), replay_count, labels)
         for run in shown
     ]
 
 
 def _run_row(
-    run: Run, cases: list[Case], failures: Counter[str], replays: Counter[str | None], labels: Counter[str]
+    run: Run,
+    verdicts: dict[str | None, int],
+    failures: Counter[str],
+    replays: Counter[str | None],
+    labels: Counter[str],
 ) -> dict[str, Any]:
-    judged = [c for c in cases if c.verdict in ("correct", "wrong")]
-    correct = sum(c.verdict == "correct" for c in judged)
+    correct, wrong = verdicts.get("correct", 0), verdicts.get("wrong", 0)
+    judged = correct + wrong
     return {
         "id": run.id,
         "name": run.name,
@@ -79,9 +81,9 @@ def _run_row(
         "conversation": run.conversation,
         "status": run.status,
         "parent_run": run.parent_run,
-        "questions": len(cases),
-        "wrong": len(judged) - correct,
-        "accuracy": correct / len(judged) if judged else None,
+        "questions": sum(verdicts.values()),
+        "wrong": wrong,
+        "accuracy": correct / judged if judged else None,
         "failures": dict(failures.most_common()),
         "replays": replays.get(run.id, 0),
         "annotations": labels.get(run.id, 0),
@@ -90,7 +92,7 @@ def _run_row(
 
 def case_rows(ws: Workspace, run_id: str) -> list[CaseRow]:
     """A run's cases in the order asked, each with its shown attribution and latest human label."""
-    attributions = primary_attributions(load_attributions(ws.store, run_id))
+    attributions = primary_attributions(load_attribution_summaries(ws.store, run_id))
     latest: dict[str, Annotation] = {}
     for label in ws.store.annotations(run_id):
         latest[label.case_id] = label

@@ -21,6 +21,8 @@ from .text import display_text, shorten
 
 #: Lanes drawn at most: carrying units first, then retrieved ones in retrieval order.
 MAX_LANES = 24
+#: Operation-variable hops from an evidence message within which memory versions may carry it.
+EVIDENCE_HOPS = 6
 #: Versions of one unit drawn at most (a long-context window grows by one version per message).
 MAX_CHANGES = 400
 
@@ -101,7 +103,12 @@ def _context(ctx: RunContext, anatomy: CaseAnatomy) -> list[dict[str, Any]]:
 
 
 def _carrying_units(ctx: RunContext, case: Case, evidence: Evidence, anatomy: CaseAnatomy) -> dict[str, float]:
-    """Memory unit name -> best support of any of its versions before the question was asked."""
+    """Memory unit name -> best support of its versions derived from the evidence before the question.
+
+    Candidates are the memory versions within EVIDENCE_HOPS of an evidence message (message ->
+    extraction -> facts -> update -> unit), scored the way the flow method scores memory: cheap on
+    any run, where scoring every version of a large run is not.
+    """
     if not evidence.versions:
         return {}
     scorer = OverlapScorer()
@@ -110,10 +117,16 @@ def _carrying_units(ctx: RunContext, case: Case, evidence: Evidence, anatomy: Ca
     )
     if target.empty:
         return {}
-    before = [v for v in ctx.memory if v.seq < anatomy.question_seq]
-    words = ctx.words_of(before)
+    reached = {
+        node.id
+        for message in evidence.versions
+        for node in ctx.graph.descendants(message.id, depth=EVIDENCE_HOPS)
+        if node.kind == "var" and node.seq < anatomy.question_seq
+    }
+    candidates = [v for v in (ctx.graph.var(i) for i in sorted(reached)) if v.category == MEMORY_ENTRY]
+    words = ctx.words_of(candidates)
     best: dict[str, float] = {}
-    for version in before:
+    for version in candidates:
         score = scorer.score_words(target, words[version.id])
         if score >= scorer.threshold and score > best.get(version.name, 0.0):
             best[version.name] = score
