@@ -74,9 +74,7 @@ def vendor() -> None:
             copied = folder / Path(relative).name
             shutil.copyfile(entry["source"] / relative, copied)
             files[copied.relative_to(TARGET).as_posix()] = sha256(copied)
-        record.append(
-            {k: entry[k] for k in ("package", "version", "license", "note")} | {"files": files}
-        )
+        record.append({k: entry[k] for k in ("package", "version", "license", "note")} | {"files": files})
     RECORD.write_text(json.dumps(record, indent=2) + "\n")
     print(f"vendored {len(record)} packages into {TARGET}")
 

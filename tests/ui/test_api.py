@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 from pathlib import Path
 from urllib.parse import quote
 
@@ -68,7 +69,9 @@ def test_case_story_has_evidence_lanes_and_attribution(client: TestClient, run_i
     lanes = story["timeline"]["lanes"]
     assert lanes and all(lane["changes"][0]["change"] == "create" for lane in lanes)
     assert all(
-        a["seq"] <= b["seq"] for lane in lanes for a, b in zip(lane["changes"], lane["changes"][1:], strict=False)
+        a["seq"] <= b["seq"]
+        for lane in lanes
+        for a, b in zip(lane["changes"], lane["changes"][1:], strict=False)
     )
     assert story["timeline"]["sessions"] and story["timeline"]["question_seq"] <= story["timeline"]["max_seq"]
 
@@ -86,7 +89,9 @@ def test_graph_is_the_cases_subgraph_with_the_blamed_operation(
     assert len(ids) <= MAX_NODES and len(ids) < run_size / 4
 
 
-def test_operation_shows_values_and_memory_unit_diffs(client: TestClient, run_id: str, sample_ws: Path) -> None:
+def test_operation_shows_values_and_memory_unit_diffs(
+    client: TestClient, run_id: str, sample_ws: Path
+) -> None:
     with Workspace(sample_ws) as ws:
         update = next(
             op
@@ -137,7 +142,12 @@ def test_annotations_are_stored_listed_validated_and_removed(
     client: TestClient, run_id: str, failed: dict, sample_ws: Path
 ) -> None:
     url = f"/api/runs/{run_id}/cases/{quote(failed['id'])}/annotations"
-    body = {"error_type": "JudgeError", "op_id": failed["op_id"], "note": "gold is a synonym", "author": "ana"}
+    body = {
+        "error_type": "JudgeError",
+        "op_id": failed["op_id"],
+        "note": "gold is a synonym",
+        "author": "ana",
+    }
     created = client.post(url, json=body)
     assert created.status_code == 201
     label = created.json()
@@ -186,3 +196,45 @@ def test_openapi_documents_the_api(client: TestClient) -> None:
         "/api/runs/{run_id}/cases/{case_id}/annotations",
     ):
         assert path in paths
+
+
+def test_export_annotations_writes_memtracebench_labels_that_import_back(
+    client: TestClient, run_id: str, failed: dict, sample_ws: Path, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from memtrace.cli.app import app
+
+    url = f"/api/runs/{run_id}/cases/{quote(failed['id'])}/annotations"
+    client.post(url, json={"error_type": "UpdateError", "note": "first look"})
+    client.post(url, json={"error_type": "AnnotationError", "note": "gold is wrong", "author": "bo"})
+    target = tmp_path / "labelled.json"
+    runner = CliRunner()
+    result = runner.invoke(app, ["export", str(sample_ws), run_id, "--annotations", "-o", str(target)])
+    assert result.exit_code == 0, result.output
+    graph = json.loads(target.read_text())
+    labels = graph["data"]["annotations"]
+    mine = [a for a in labels if a["memtrace"]["case_id"] == failed["id"]]
+    assert len(mine) == 1  # the latest label of the case
+    assert mine[0]["final_error_type"] == "AnnotationError" and mine[0]["query"] == failed["question"]
+    node_ids = {f"{n['name']}@{n['version']}" for n in graph["data"]["nodes"]}
+    assert mine[0]["query_id"] in node_ids and mine[0]["prediction_id"] in node_ids
+    imported = tmp_path / "imported"
+    result = runner.invoke(app, ["import", str(imported), str(target)])
+    assert result.exit_code == 0, result.output
+    with Workspace(imported) as ws:
+        back = {(a.case_id, a.error_type) for a in ws.store.annotations()}
+    assert any(error_type == "AnnotationError" for _, error_type in back)
+
+
+def test_export_annotations_needs_the_smartcomment_format(
+    sample_ws: Path, run_id: str, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from memtrace.cli.app import app
+
+    result = CliRunner().invoke(
+        app, ["export", str(sample_ws), run_id, "--annotations", "-f", "jsonl", "-o", str(tmp_path / "x")]
+    )
+    assert result.exit_code != 0

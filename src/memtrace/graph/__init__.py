@@ -24,11 +24,11 @@ from .view import GraphView
 from .workspace import Workspace, open_workspace
 
 __all__ = [
-    "Annotation",
     "JUDGE_OP_NAME",
     "MEMORY_ENTRY",
     "QUERY_VAR",
     "AmbiguousRunError",
+    "Annotation",
     "Case",
     "Edge",
     "FormatError",

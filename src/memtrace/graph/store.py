@@ -500,7 +500,9 @@ class Store:
     def verdict_counts(self) -> dict[str, dict[str | None, int]]:
         """Per run, how many cases have each verdict (None: not judged), without reading the cases."""
         counts: dict[str, dict[str | None, int]] = {}
-        for run_id, verdict, n in self.conn.execute("SELECT run, verdict, COUNT(*) FROM cases GROUP BY run, verdict"):
+        for run_id, verdict, n in self.conn.execute(
+            "SELECT run, verdict, COUNT(*) FROM cases GROUP BY run, verdict"
+        ):
             counts.setdefault(run_id, {})[verdict] = n
         return counts
 

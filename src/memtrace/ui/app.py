@@ -80,7 +80,7 @@ def create_app(workspace: str | Path) -> FastAPI:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Jinja2Templates(directory=HERE / "templates")
     templates.env.filters["q"] = lambda value: quote(str(value), safe="")
-    templates.env.filters["pct"] = lambda value: "–" if value is None else f"{100 * value:.1f}%"
+    templates.env.filters["pct"] = lambda value: "\u2013" if value is None else f"{100 * value:.1f}%"
     templates.env.globals["labels"] = LABELS
     templates.env.globals["workspace"] = str(workspace)
     for name in templates.env.list_templates():  # compiled now, not on a user's first request
@@ -88,9 +88,7 @@ def create_app(workspace: str | Path) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-        )
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
         return JSONResponse({"error": problems}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
@@ -98,7 +96,10 @@ def create_app(workspace: str | Path) -> FastAPI:
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
         return templates.TemplateResponse(
-            request, "error.html", {"message": exc.detail, "status": exc.status_code}, status_code=exc.status_code
+            request,
+            "error.html",
+            {"message": exc.detail, "status": exc.status_code},
+            status_code=exc.status_code,
         )
 
     def page(request: Request, name: str, **context: Any) -> HTMLResponse:
@@ -156,7 +157,9 @@ def create_app(workspace: str | Path) -> FastAPI:
         return ui.call(lambda: memory_state(ui.contexts.get(run_id), seq))
 
     @app.get("/api/runs/{run_id}/memory/diff", summary="Memory units changed between two seqs")
-    def api_memory_diff(run_id: str, a: int = Query(alias="from"), b: int = Query(alias="to")) -> dict[str, Any]:
+    def api_memory_diff(
+        run_id: str, a: int = Query(alias="from"), b: int = Query(alias="to")
+    ) -> dict[str, Any]:
         return ui.call(lambda: memory_diff(ui.contexts.get(run_id), a, b))
 
     @app.get("/api/runs/{run_id}/cases/{case_id}/annotations", summary="A case's human labels")
@@ -238,7 +241,9 @@ def create_app(workspace: str | Path) -> FastAPI:
         return page(request, "operation.html", detail=api_op(run_id, op_id))
 
     @app.get("/runs/{run_id}/memory", response_class=HTMLResponse, include_in_schema=False)
-    def memory_page(request: Request, run_id: str, seq: int | None = None, since: int | None = None) -> HTMLResponse:
+    def memory_page(
+        request: Request, run_id: str, seq: int | None = None, since: int | None = None
+    ) -> HTMLResponse:
         state = api_memory(run_id, seq)
         diff = api_memory_diff(run_id, since, state["seq"]) if since is not None else None
         return page(request, "memory.html", state=state, diff=diff, since=since)

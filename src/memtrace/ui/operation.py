@@ -32,8 +32,12 @@ def operation_detail(graph: Graph, op_id: str) -> dict[str, Any]:
         },
         "inputs": [_var_dict(v, values.get(v.id)) for v in sub.inputs],
         "outputs": [_var_dict(v, values.get(v.id)) for v in sub.outputs],
-        "children": [{"id": c.id, "name": c.name, "category": c.category, "seq": c.seq} for c in sub.children],
-        "unit_diffs": [_unit_diff(graph, v, values.get(v.id)) for v in sub.outputs if v.category == MEMORY_ENTRY],
+        "children": [
+            {"id": c.id, "name": c.name, "category": c.category, "seq": c.seq} for c in sub.children
+        ],
+        "unit_diffs": [
+            _unit_diff(graph, v, values.get(v.id)) for v in sub.outputs if v.category == MEMORY_ENTRY
+        ],
     }
 
 

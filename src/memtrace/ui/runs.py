@@ -103,7 +103,11 @@ def case_rows(ws: Workspace, run_id: str) -> list[CaseRow]:
 
 
 def filter_cases(
-    rows: list[CaseRow], *, verdict: str | None = None, error_type: str | None = None, query: str | None = None
+    rows: list[CaseRow],
+    *,
+    verdict: str | None = None,
+    error_type: str | None = None,
+    query: str | None = None,
 ) -> list[CaseRow]:
     """Rows matching a verdict (`wrong`, `correct`), an attributed error type and words of the question."""
     words = (query or "").lower().split()

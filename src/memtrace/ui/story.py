@@ -102,7 +102,9 @@ def _context(ctx: RunContext, anatomy: CaseAnatomy) -> list[dict[str, Any]]:
     ]
 
 
-def _carrying_units(ctx: RunContext, case: Case, evidence: Evidence, anatomy: CaseAnatomy) -> dict[str, float]:
+def _carrying_units(
+    ctx: RunContext, case: Case, evidence: Evidence, anatomy: CaseAnatomy
+) -> dict[str, float]:
     """Memory unit name -> best support of its versions derived from the evidence before the question.
 
     Candidates are the memory versions within EVIDENCE_HOPS of an evidence message (message ->

@@ -8,6 +8,7 @@ wrote a unit) joins them so the evidence path reads left to right without gaps.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any
 
 from ..graph import Graph, NotFoundError, Operation, VariableVersion
@@ -25,10 +26,8 @@ def case_subgraph(graph: Graph, story: dict[str, Any]) -> dict[str, Any]:
 
     def add_op(op_id: str | None) -> None:
         if op_id and op_id not in ops and len(ops) + len(var_ids) < MAX_NODES:
-            try:
+            with suppress(NotFoundError):
                 ops[op_id] = graph.op(op_id)
-            except NotFoundError:
-                pass
 
     def add_var(var_id: str | None) -> None:
         if var_id and var_id not in var_ids and len(ops) + len(var_ids) < MAX_NODES:

@@ -20,7 +20,6 @@ from ..model import Case, Edge, Operation, Run, VariableVersion
 from ..rows import case_from_row, edge_from_row, op_from_row, var_from_row
 from ..store import CASE_COLUMNS, EDGE_COLUMNS, OP_COLUMNS, VAR_COLUMNS, Store
 from ..values import decode_value
-from .annotations import annotation_records
 from ._common import compact, format_sc_time, open_text, read_snapshot, stable_id
 from ._sc_cases import case_record
 from ._sc_deletions import FILE_CATEGORY, SYNTHETIC
@@ -41,6 +40,7 @@ from ._sc_schema import (
     with_trigger,
 )
 from ._sc_values import VERBATIM, VERBATIM_TEXT, respell
+from .annotations import annotation_records
 
 
 class _Sessions:

@@ -54,4 +54,6 @@ def annotation_records(store: Store, run_id: str) -> list[dict[str, Any]]:
     latest: dict[str, Annotation] = {}
     for label in store.annotations(run_id):
         latest[label.case_id] = label
-    return [annotation_record(store, case, latest[case.id]) for case in store.cases(run_id) if case.id in latest]
+    return [
+        annotation_record(store, case, latest[case.id]) for case in store.cases(run_id) if case.id in latest
+    ]

@@ -8,7 +8,13 @@
     return label;
   }
   function show() { number.value = slider.value; where.textContent = session(+slider.value); }
+  // Empty fields (no diff asked) are left out of the query rather than sent as "".
+  function go() {
+    form.querySelectorAll("input[name]").forEach(function (input) { input.disabled = input.value === ""; });
+    form.submit();
+  }
   slider.addEventListener("input", show);
-  slider.addEventListener("change", function () { number.value = slider.value; form.submit(); });
+  slider.addEventListener("change", function () { show(); go(); });
+  form.addEventListener("submit", function (event) { event.preventDefault(); go(); });
   show();
 })();
