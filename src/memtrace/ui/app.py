@@ -285,6 +285,16 @@ def _timeline_svg(timeline: dict[str, Any]) -> dict[str, Any]:
         "height": height,
         "left": left,
         "lanes": lanes,
-        "sessions": [dict(s, x=x(s["seq"])) for s in timeline["sessions"]],
+        "sessions": _spaced_labels([dict(s, x=x(s["seq"])) for s in timeline["sessions"]]),
         "question_x": None if question is None else x(question),
     }
+
+
+def _spaced_labels(sessions: list[dict[str, Any]], gap: float = 70.0) -> list[dict[str, Any]]:
+    """Mark which session lines get a date label: one every `gap` pixels, so dates never overlap."""
+    last = -gap
+    for session in sessions:
+        session["labelled"] = session["x"] - last >= gap
+        if session["labelled"]:
+            last = session["x"]
+    return sessions
