@@ -290,7 +290,7 @@ def _timeline_svg(timeline: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _spaced_labels(sessions: list[dict[str, Any]], gap: float = 70.0) -> list[dict[str, Any]]:
+def _spaced_labels(sessions: list[dict[str, Any]], gap: float = 100.0) -> list[dict[str, Any]]:
     """Mark which session lines get a date label: one every `gap` pixels, so dates never overlap."""
     last = -gap
     for session in sessions:
