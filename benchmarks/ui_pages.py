@@ -52,6 +52,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("workspace", type=Path)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--sweep", type=int, default=40, help="failed cases per system in the sweep")
     args = parser.parse_args()
     with Workspace(args.workspace) as ws:
         run_id = largest_run(ws)
@@ -98,6 +99,44 @@ def main() -> None:
     console = Console()
     console.print(table)
     console.print(f"slowest request {worst:.1f} ms (goal {GOAL_MS:.0f} ms), code {code_version()}")
+    sweep(client, args.workspace, args.sweep, console)
+
+
+def sweep(client: TestClient, workspace: Path, per_run: int, console: Console) -> None:
+    """Case page and graph API over failed cases of each system's largest run (first request each)."""
+    with Workspace(workspace) as ws:
+        originals = [r for r in ws.runs() if not r.parent_run]
+        by_system: dict[str, str] = {}
+        for run in sorted(originals, key=lambda r: ws.store.count("ops", r.id)):
+            by_system[run.system or "?"] = run.id
+        chosen = {
+            system: [a.case_id for a in load_attributions(ws.store, run_id)][:per_run]
+            for system, run_id in by_system.items()
+        }
+    table = Table(title=f"Case pages over {per_run} failed cases of each system's largest run")
+    for column in ("system", "run", "cases", "page median ms", "page max ms", "graph max ms", "max nodes"):
+        table.add_column(column, justify="left" if column in ("system", "run") else "right")
+    for system, run_id in by_system.items():
+        pages, graphs, nodes = [], [], 0
+        for case_id in chosen[system]:
+            c = quote(case_id, safe="")
+            started = time.perf_counter()
+            client.get(f"/runs/{run_id}/cases/{c}")
+            pages.append(1000 * (time.perf_counter() - started))
+            started = time.perf_counter()
+            graph = client.get(f"/api/runs/{run_id}/cases/{c}/graph").json()
+            graphs.append(1000 * (time.perf_counter() - started))
+            nodes = max(nodes, len(graph["nodes"]))
+        table.add_row(
+            system,
+            run_id,
+            str(len(pages)),
+            f"{statistics.median(pages):.1f}",
+            f"{max(pages):.1f}",
+            f"{max(graphs):.1f}",
+            str(nodes),
+        )
+    console.print(table)
 
 
 if __name__ == "__main__":

@@ -131,19 +131,23 @@ class GraphQueries(ABC):
         """Everything derived from the node, nearest first."""
         return self._walk(node_id, "down", depth)
 
-    def lifecycle(self, unit: str) -> list[LifecycleEntry]:
-        """The versions of a memory unit (or any variable) with the operations that made them."""
+    def lifecycle(self, unit: str, *, values: bool = True) -> list[LifecycleEntry]:
+        """The versions of a memory unit (or any variable) with the operations that made them.
+
+        `values=False` leaves every entry's value None: a long-context window with a thousand
+        growing versions is cheap to list but costly to decode whole.
+        """
         versions = self.versions(unit)
         if not versions:
             raise NotFoundError(f"run {self.run.id}: no variable {unit!r}")
-        values = self.values(versions)
+        decoded = self.values(versions) if values else {}
         producers = self._neighbours("var", [v.id for v in versions], "up")
         entries = []
         for i, version in enumerate(versions):
             made_by = sorted(producers.get(version.id, []), key=lambda pair: pair[1])
             op = self.op(made_by[0][0]) if made_by else None
             change = "delete" if version.deleted else ("create" if i == 0 else "update")
-            entries.append(LifecycleEntry(version, op, values.get(version.id), change))
+            entries.append(LifecycleEntry(version, op, decoded.get(version.id), change))
         return entries
 
     def memory_values_at(self, seq: int | None = None) -> dict[str, Any]:

@@ -35,6 +35,8 @@ HERE = Path(__file__).parent
 #: The labels a person may give: the memory taxonomy plus the two non-memory labels.
 LABELS = (*ERROR_TYPES, "AnnotationError", "JudgeError")
 T = TypeVar("T")
+#: Case stories kept for the graph requests that follow their pages.
+RECENT_STORIES = 16
 
 
 class AnnotationIn(BaseModel):
@@ -53,6 +55,16 @@ class UI:
         self.ws = Workspace(workspace)
         self.contexts = RunContexts(self.ws)
         self._lock = threading.RLock()
+        self._stories: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def remember_story(self, run_id: str, case_id: str, story: dict[str, Any]) -> None:
+        """Keep a few recent stories for the graph request that follows each case page."""
+        self._stories[(run_id, case_id)] = story
+        while len(self._stories) > RECENT_STORIES:
+            self._stories.pop(next(iter(self._stories)))
+
+    def recent_story(self, run_id: str, case_id: str) -> dict[str, Any] | None:
+        return self._stories.get((run_id, case_id))
 
     @contextmanager
     def reading(self) -> Iterator[Workspace]:
@@ -138,13 +150,20 @@ def create_app(workspace: str | Path) -> FastAPI:
 
     @app.get("/api/runs/{run_id}/cases/{case_id}", summary="A case's story")
     def api_case(run_id: str, case_id: str) -> dict[str, Any]:
-        return ui.call(lambda: case_story(ui.ws, ui.contexts.get(run_id), case_id))
+        def build() -> dict[str, Any]:
+            story = case_story(ui.ws, ui.contexts.get(run_id), case_id)
+            ui.remember_story(run_id, case_id, story)
+            return story
+
+        return ui.call(build)
 
     @app.get("/api/runs/{run_id}/cases/{case_id}/graph", summary="The case's subgraph (Cytoscape elements)")
     def api_case_graph(run_id: str, case_id: str) -> dict[str, Any]:
         def build() -> dict[str, Any]:
             ctx = ui.contexts.get(run_id)
-            return case_subgraph(ctx.graph, case_story(ui.ws, ctx, case_id))
+            # The page asks for its graph right after rendering the story: reuse it.
+            story = ui.recent_story(run_id, case_id) or case_story(ui.ws, ctx, case_id)
+            return case_subgraph(ctx.graph, story)
 
         return ui.call(build)
 

@@ -8,7 +8,7 @@ them) or were read by the question's retrieval, each with every change from crea
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import Any, TypeVar
 
 from ..attribution.anatomy import CaseAnatomy, case_anatomy
 from ..attribution.evidence import Evidence, dated_message, locate_evidence
@@ -19,12 +19,17 @@ from .context import RunContext
 from .runs import PREFERRED_METHOD
 from .text import display_text, shorten
 
+T = TypeVar("T")
+
 #: Lanes drawn at most: carrying units first, then retrieved ones in retrieval order.
 MAX_LANES = 24
 #: Operation-variable hops from an evidence message within which memory versions may carry it.
 EVIDENCE_HOPS = 6
-#: Versions of one unit drawn at most (a long-context window grows by one version per message).
-MAX_CHANGES = 400
+#: Versions of one unit drawn at most (a long-context window grows by one version per message):
+#: a longer lane keeps its first and last change and an even sample between.
+MAX_CHANGES = 120
+#: A lane's change texts (tooltips) are read only when it has at most this many changes.
+MAX_TEXT_CHANGES = 40
 
 
 def case_story(ws: Workspace, ctx: RunContext, case_id: str) -> dict[str, Any]:
@@ -147,9 +152,13 @@ def _lanes(ctx: RunContext, carrying: dict[str, float], retrieved: list[str]) ->
     lanes = []
     for name in order[:MAX_LANES]:
         try:
-            entries = ctx.graph.lifecycle(name)
+            entries = ctx.graph.lifecycle(name, values=False)
         except NotFoundError:
             continue
+        shown = _sample(entries, MAX_CHANGES)
+        # Values only for short lanes: a long-context window's thousand versions are the transcript
+        # again and again, too costly to decode and useless as a tooltip.
+        texts = ctx.graph.values([e.version for e in shown]) if len(shown) <= MAX_TEXT_CHANGES else {}
         changes = [
             {
                 "version": e.version.id,
@@ -157,9 +166,9 @@ def _lanes(ctx: RunContext, carrying: dict[str, float], retrieved: list[str]) ->
                 "change": e.change,
                 "op_id": None if e.op is None else e.op.id,
                 "op_name": None if e.op is None else e.op.name,
-                "text": shorten(display_text(e.value), 240),
+                "text": shorten(display_text(texts[e.version.id]), 240) if e.version.id in texts else "",
             }
-            for e in entries[-MAX_CHANGES:]
+            for e in shown
         ]
         lanes.append(
             {
@@ -168,10 +177,18 @@ def _lanes(ctx: RunContext, carrying: dict[str, float], retrieved: list[str]) ->
                 "support": round(carrying.get(name, 0.0), 2),
                 "retrieved": name in retrieved,
                 "changes": changes,
-                "omitted": max(0, len(entries) - MAX_CHANGES),
+                "omitted": len(entries) - len(shown),
             }
         )
     return lanes
+
+
+def _sample(items: list[T], most: int) -> list[T]:
+    """At most `most` items: the first, the last and evenly spaced ones between, in order."""
+    if len(items) <= most:
+        return items
+    step = (len(items) - 1) / (most - 1)
+    return [items[round(i * step)] for i in range(most)]
 
 
 def _attribution_dict(a: Attribution) -> dict[str, Any]:

@@ -29,5 +29,5 @@ def display_text(value: Any) -> str:
 
 def shorten(text: str, width: int = 160) -> str:
     """One line of at most `width` characters."""
-    flat = " ".join(text.split())
+    flat = " ".join(text[: 4 * width].split())  # a long-context window is megabytes: cut first
     return flat if len(flat) <= width else flat[: width - 1] + "…"
