@@ -8,7 +8,7 @@ them) or were read by the question's retrieval, each with every change from crea
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any, TypeVar
+from typing import Any
 
 from ..attribution.anatomy import CaseAnatomy, case_anatomy
 from ..attribution.evidence import Evidence, dated_message, locate_evidence
@@ -18,8 +18,6 @@ from ..graph import MEMORY_ENTRY, Case, NotFoundError, Workspace
 from .context import RunContext
 from .runs import PREFERRED_METHOD
 from .text import display_text, shorten
-
-T = TypeVar("T")
 
 #: Lanes drawn at most: carrying units first, then retrieved ones in retrieval order.
 MAX_LANES = 24
@@ -183,7 +181,7 @@ def _lanes(ctx: RunContext, carrying: dict[str, float], retrieved: list[str]) ->
     return lanes
 
 
-def _sample(items: list[T], most: int) -> list[T]:
+def _sample[T](items: list[T], most: int) -> list[T]:
     """At most `most` items: the first, the last and evenly spaced ones between, in order."""
     if len(items) <= most:
         return items
