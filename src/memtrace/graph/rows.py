@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .model import Case, Edge, Operation, Run, VariableVersion
 from .values import fast_json
+
+
+class LatestVersion(NamedTuple):
+    """A variable's latest version at some seq: where a replay resumes it from."""
+
+    name: str
+    version: int
+    blob: str | None
+    id: str
+    deleted: bool
 
 
 def dumps_or_none(value: Any) -> str | None:

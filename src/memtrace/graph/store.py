@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from .connect import connect_read_only, connect_writable, is_writable
-from .copying import materialize_prefix, pending_prefix
+from .copying import defer_prefix, latest_versions, materialize_prefix, pending_prefix
 from .errors import AmbiguousRunError, NotFoundError, WorkspaceError
 from .journal import IngestProgress, ingest_journals, warn_unindexed_journals
 from .model import Annotation, Case, Edge, Operation, Run, VariableVersion
 from .rows import (
+    LatestVersion,
     case_from_row,
     dumps_or_none,
     edge_from_row,
@@ -332,6 +333,18 @@ class Store:
                 run.finished_at,
             ),
         )
+
+    def start_resumed_run(self, run: Run, parent: str, upto_seq: int) -> list[LatestVersion]:
+        """Register a replayed run that starts as run `parent` up to `upto_seq`, in one transaction;
+        returns every variable's latest version in that prefix (what the replay resumes from)."""
+        self.complete(parent)  # the prefix must come from a complete run
+        with self.transaction() as conn:
+            self.insert_run_in(conn, run)
+            defer_prefix(conn, parent, run.id, upto_seq)
+            return [
+                LatestVersion(name, version, blob, var_id, bool(deleted))
+                for name, version, blob, var_id, deleted, *_ in latest_versions(conn, parent, upto_seq)
+            ]
 
     def finish_run(
         self, run_id: str, status: str, error: str | None, finished_at: float, metadata: dict | None
