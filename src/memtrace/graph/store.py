@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .annotations import insert_annotations_in, load_annotations
 from .attributions import AttributionRow, load_attribution, load_attributions, save_attribution_in
 from .checkpoints import rebuild_checkpoints
 from .connect import connect_read_only, connect_writable, is_writable
@@ -198,23 +199,10 @@ class Store:
     @staticmethod
     def insert_annotations_in(conn: sqlite3.Connection, annotations: Sequence[Annotation]) -> None:
         """Insert annotations inside a transaction the caller holds."""
-        conn.executemany(
-            "INSERT INTO annotations(run, case_id, error_type, op, note, author, created_at)"
-            " VALUES (?,?,?,?,?,?,?)",
-            [
-                (a.run_id, a.case_id, a.error_type, a.op_id, a.note, a.author, a.created_at)
-                for a in annotations
-            ],
-        )
+        insert_annotations_in(conn, annotations)
 
     def annotations(self, run_id: str | None = None) -> list[Annotation]:
-        sql = "SELECT run, case_id, error_type, op, note, author, created_at FROM annotations"
-        rows = (
-            self.conn.execute(sql + " ORDER BY id").fetchall()
-            if run_id is None
-            else self.conn.execute(sql + " WHERE run=? ORDER BY id", (run_id,)).fetchall()
-        )
-        return [Annotation(*row) for row in rows]
+        return load_annotations(self.conn, run_id)
 
     @staticmethod
     def insert_run_in(conn: sqlite3.Connection, run: Run) -> None:
