@@ -6,8 +6,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from ..attribution.model import AttributionSummary, load_attribution_summaries
 from ..graph import Annotation, Case, Run, Workspace
+from ..graph.attributions import AttributionSummary
 
 #: The method whose attribution a page shows first when a case has several.
 PREFERRED_METHOD = "flow"
@@ -55,7 +55,7 @@ def run_rows(ws: Workspace, *, replays: bool = False) -> list[dict[str, Any]]:
     shown = [r for r in runs if replays or not r.parent_run]
     verdicts = ws.store.verdict_counts()
     failures: dict[str, Counter[str]] = {}
-    for (run_id, _), attribution in primary_attributions(load_attribution_summaries(ws.store)).items():
+    for (run_id, _), attribution in primary_attributions(ws.store.attribution_summaries()).items():
         failures.setdefault(run_id, Counter())[attribution.error_type] += 1
     labels = Counter(label.run_id for label in ws.store.annotations())
     return [
@@ -92,7 +92,7 @@ def _run_row(
 
 def case_rows(ws: Workspace, run_id: str) -> list[CaseRow]:
     """A run's cases in the order asked, each with its shown attribution and latest human label."""
-    attributions = primary_attributions(load_attribution_summaries(ws.store, run_id))
+    attributions = primary_attributions(ws.store.attribution_summaries(run_id))
     latest: dict[str, Annotation] = {}
     for label in ws.store.annotations(run_id):
         latest[label.case_id] = label
