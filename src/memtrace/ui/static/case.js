@@ -17,7 +17,8 @@
     { selector: "node.cat-retrieval", style: { "background-color": "#ffedd5", "border-color": "#c2410c" } },
     { selector: "node.cat-response", style: { "background-color": "#dbeafe", "border-color": "#1d4ed8" } },
     { selector: "node.var", style: { "shape": "ellipse", "width": 12, "height": 12, "background-color": "#fff",
-      "border-width": 1, "border-color": "#9ca3af", "font-size": 9, "color": "#64748b" } },
+      "border-width": 1, "border-color": "#9ca3af", "font-size": 9, "color": "#64748b",
+      "text-valign": "top", "text-margin-y": -3 } },
     { selector: "node.vcat-memory_entry", style: { "background-color": "#ecfeff", "border-color": "#0e7490", "width": 14, "height": 14 } },
     { selector: "node.vcat-message", style: { "background-color": "#fffbeb", "border-color": "#d97706" } },
     { selector: "edge", style: { "width": 1, "line-color": "#cbd5e1", "target-arrow-color": "#cbd5e1",
@@ -31,10 +32,11 @@
 
   fetch(box.dataset.url).then(function (r) { return r.json(); }).then(function (data) {
     var elements = data.nodes.concat(data.edges);
-    var cy = cytoscape({ container: box, elements: elements, style: style, wheelSensitivity: 0.3,
+    var cy = cytoscape({ container: box, elements: elements, style: style, wheelSensitivity: 0.3, maxZoom: 2.5,
       layout: { name: "dagre", rankDir: "LR", nodeSep: 26, rankSep: 56, edgeSep: 6, animate: false,
         sort: function (a, b) { return a.data("seq") - b.data("seq"); } } });
     window.caseGraph = cy;
+    if (cy.zoom() > 1.4) { cy.zoom(1.4); cy.center(); }  // a small graph stays readable, not huge
     highlightPath(cy);
     cy.on("tap", "node.op", function (e) {
       location.href = "/runs/" + encodeURIComponent(run) + "/ops/" + encodeURIComponent(e.target.id());
