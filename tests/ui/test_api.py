@@ -74,6 +74,11 @@ def test_case_story_has_evidence_lanes_and_attribution(client: TestClient, run_i
         for a, b in zip(lane["changes"], lane["changes"][1:], strict=False)
     )
     assert story["timeline"]["sessions"] and story["timeline"]["question_seq"] <= story["timeline"]["max_seq"]
+    replay = story["attributions"][0]["replay"]
+    if story["attributions"][0][
+        "replay_run"
+    ]:  # verified by a repair replay: what was repaired, what it answered
+        assert replay["repair"] and replay["answer"] is not None
 
 
 def test_graph_is_the_cases_subgraph_with_the_blamed_operation(

@@ -204,6 +204,14 @@ def _attribution_dict(a: Attribution) -> dict[str, Any]:
         "replay_run": a.replay_run,
         "replay": {
             "reason": verification.get("reason"),
+            "repair": next(
+                (
+                    line.split(":", 1)[1].strip()
+                    for line in verification.get("checked", [])
+                    if line.startswith("repair")
+                ),
+                None,
+            ),
             "checked": verification.get("checked", []),
             "answer": verification.get("replayed_answer"),
             "second_faults": verification.get("second_faults", []),
