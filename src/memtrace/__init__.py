@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from .attribution.model import Attribution
     from .attribution.verdicts import Verification
     from .attribution.verify import verify
+    from .systems.base import MemorySystem, SystemConfig
+    from .systems.registry import register_system
     from .systems.replay import ReplayResult, replay
 
 __version__ = "0.1.0"
@@ -48,6 +50,10 @@ LAZY_EXPORTS: dict[str, str] = {
     "Verification": "memtrace.attribution.verdicts",
     "replay": "memtrace.systems.replay",
     "ReplayResult": "memtrace.systems.replay",
+    "MemorySystem": "memtrace.systems.base",
+    "SystemConfig": "memtrace.systems.base",
+    "register_system": "memtrace.systems.registry",
+    "register_attributor": "memtrace.attribution.methods",
 }
 
 
@@ -69,9 +75,11 @@ __all__ = [
     "DELETE",
     "Attribution",
     "FormatError",
+    "MemorySystem",
     "MemtraceError",
     "NotFoundError",
     "ReplayResult",
+    "SystemConfig",
     "Verification",
     "Workspace",
     "WorkspaceError",
@@ -85,6 +93,8 @@ __all__ = [
     "op",
     "open",
     "propagate",
+    "register_attributor",
+    "register_system",
     "replay",
     "run",
     "traced",

@@ -16,7 +16,7 @@ from memtrace.attribution.engine import attribute
 from memtrace.attribution.verify import verify_all
 from memtrace.datasets import load_dataset
 from memtrace.systems import run_conversation
-from memtrace.systems.registry import SYSTEMS, system_class
+from memtrace.systems.registry import system_class, system_names
 
 _CACHE: dict[str, Path] = {}
 
@@ -26,7 +26,7 @@ def record_sample(workspace: Path, systems: list[str] | None = None) -> list[str
     (conversation,) = load_dataset("sample")
     return [
         run_conversation(system_class(name)(), conversation, workspace, dataset="sample").run_id
-        for name in systems or list(SYSTEMS)
+        for name in systems or system_names()
     ]
 
 

@@ -99,6 +99,7 @@ def import_(
 ) -> None:
     """Import graphs into a workspace; a bad file is reported and nothing is written."""
     from ..graph.io import import_jsonl, import_smartcomment, load_memtracebench
+    from ..systems.registry import memtracebench_splits
 
     workspace, (source_value,) = split_workspace(workspace_alias, [workspace_arg, source_arg])
     source = Path(require(source_value, "SOURCE"))
@@ -112,7 +113,9 @@ def import_(
                 def advance(done: int, total: int, label: str = "") -> None:
                     progress.update(task, completed=done, total=total, description=f"importing {label}")
 
-                runs = load_memtracebench(ws.store, source, splits=split, progress=advance)
+                runs = load_memtracebench(
+                    ws.store, source, splits=split, progress=advance, systems=memtracebench_splits()
+                )
         elif source.name.endswith((".jsonl", ".jsonl.gz")):
             runs = [import_jsonl(ws.store, source)]
         else:
