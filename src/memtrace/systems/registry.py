@@ -28,6 +28,7 @@ BUILTIN_SYSTEMS = {
 
 _registered: dict[str, type[MemorySystem] | str] = dict(BUILTIN_SYSTEMS)
 _entry_points_loaded = False
+_from_entry_points: set[str] = set()
 
 
 def register_system[S: type[MemorySystem]](
@@ -66,6 +67,7 @@ def unregister_system(name: str) -> None:
     if name not in _registered:
         raise MemtraceError(f"unknown system {name!r}")
     del _registered[name]
+    _from_entry_points.discard(name)
 
 
 def system_names() -> list[str]:
@@ -137,7 +139,7 @@ def _load_entry_points() -> None:
     _entry_points_loaded = True
     for point in entry_points(group=ENTRY_POINT_GROUP):
         if point.name in _registered:
-            if _registered[point.name] != point.value:
+            if point.name not in _from_entry_points:
                 warnings.warn(
                     f"entry point {point.name} = {point.value} ({ENTRY_POINT_GROUP}) ignored: "
                     f"system {point.name!r} is already registered",
@@ -145,13 +147,14 @@ def _load_entry_points() -> None:
                 )
             continue
         _registered[point.name] = point.value
+        _from_entry_points.add(point.name)
 
 
 def reload_entry_points() -> None:
-    """Read the `memtrace.systems` entry points again (after installing a package in-process)."""
+    """Forget the systems entry points added and read the group again (after installing a package)."""
     global _entry_points_loaded
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        if _registered.get(point.name) == point.value:
-            del _registered[point.name]
+    for name in _from_entry_points:
+        _registered.pop(name, None)
+    _from_entry_points.clear()
     _entry_points_loaded = False
     _load_entry_points()
