@@ -32,6 +32,7 @@ from .trace.memory import CANCEL, DELETE
 
 if TYPE_CHECKING:
     from .attribution.engine import attribute
+    from .attribution.methods import register_attributor
     from .attribution.model import Attribution
     from .attribution.verdicts import Verification
     from .attribution.verify import verify

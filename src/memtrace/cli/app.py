@@ -271,7 +271,9 @@ def attribute(
     workspace_arg: WorkspaceArgument = None,
     run: Annotated[str | None, typer.Option(help="Only this run (id, name or prefix).")] = None,
     case: Annotated[str | None, typer.Option(help="Only this case id.")] = None,
-    method: Annotated[str, typer.Option(help="flow, agent, all-at-once, last-op or random.")] = "flow",
+    method: Annotated[
+        str, typer.Option(help="flow, agent, all-at-once, last-op, random or a plugin.")
+    ] = "flow",
     llm: Annotated[str, typer.Option(help="offline, or openai for the LLM methods.")] = "offline",
     model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
     base_url: Annotated[
@@ -335,13 +337,12 @@ def verify(
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
     """Replay each attributed run with the blamed operation repaired: flow- and answer-confirmation."""
-    from ..attribution.engine import METHODS
+    from ..attribution.methods import check_method_name
     from ..attribution.model import load_attributions
     from ..attribution.verify import verification_summary, verify_all
     from .verify_cmd import headline, reasons_table, verdict_table
 
-    if method not in METHODS:
-        raise MemtraceError(f"unknown attribution method {method!r} (choose {', '.join(METHODS)})")
+    check_method_name(method)
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     client = _llm_client(llm, model, base_url, workspace)
     with _progress() as progress:
@@ -390,7 +391,9 @@ def bench_memtracebench(
         Path | None,
         typer.Argument(metavar="WORKSPACE", help="Keep the imported graphs in this workspace."),
     ] = None,
-    method: Annotated[str, typer.Option(help="flow, agent, all-at-once, last-op or random.")] = "flow",
+    method: Annotated[
+        str, typer.Option(help="flow, agent, all-at-once, last-op, random or a plugin.")
+    ] = "flow",
     split: Annotated[list[str] | None, typer.Option(help="Splits to evaluate (default all).")] = None,
     workspace_alias: WorkspaceAlias = None,
     llm: Annotated[str, typer.Option(help="offline, or openai for the LLM methods.")] = "offline",
