@@ -20,9 +20,17 @@ from pluginhelpers import registered
 
 import memtrace as mt
 from conftest import run_cli_in_process
+from memtrace.cli import run_cmd
 from memtrace.graph import MemtraceError
 from memtrace.optimize import optimize
-from memtrace.systems.registry import memtracebench_splits, register_system, system_class, system_names
+from memtrace.systems.registry import (
+    BUILTIN_SYSTEMS,
+    memtracebench_splits,
+    register_system,
+    system_class,
+    system_names,
+    unregister_system,
+)
 
 MEMTRACE = Path(sys.executable).with_name("memtrace")
 HERE = Path(__file__).parent
@@ -99,3 +107,34 @@ def test_an_entry_point_adds_a_system_to_a_fresh_memtrace(tmp_path: Path) -> Non
     env["PYTHONPATH"] = str(HERE)
     missing = memtrace("run", ws, "--system", "test_notebook")
     assert missing.returncode == 1 and "unknown system 'test_notebook'" in missing.stderr
+
+
+class _NeedsModel(NotebookSystem):
+    """A system with no offline engine, like an adapter of a library that always calls a model."""
+
+    name = "test_needs_model"
+    runs_offline = False
+
+
+def test_a_system_without_offline_engine_is_left_out_of_an_offline_all(tmp_path: Path, capsys: Any) -> None:
+    with registered(_NeedsModel):
+        assert "test_needs_model" not in run_cmd.system_names("all", offline=True)
+        assert "test_needs_model" in run_cmd.system_names("all", offline=False)
+        code, _, err = run_cli_in_process(capsys, "run", tmp_path / "ws", "--system", "test_needs_model")
+        assert code == 1 and "'test_needs_model' needs a model" in err
+        with pytest.raises(MemtraceError, match="no offline engine"):
+            _NeedsModel()
+
+
+def test_a_plugin_that_cannot_load_breaks_only_itself(tmp_path: Path, capsys: Any) -> None:
+    register_system("no_such_package.memory:System", name="test_broken")
+    try:
+        with pytest.warns(UserWarning, match="test_broken.*no_such_package"):
+            names = run_cmd.system_names("all")
+        assert names == list(BUILTIN_SYSTEMS)
+        with pytest.warns(UserWarning, match="test_broken"):
+            assert set(memtracebench_splits()) == set(BUILTIN_SYSTEMS)
+        code, _, err = run_cli_in_process(capsys, "run", tmp_path / "ws", "--system", "test_broken")
+        assert code == 1 and "system 'test_broken': cannot load no_such_package.memory:System" in err
+    finally:
+        unregister_system("test_broken")

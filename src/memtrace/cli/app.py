@@ -496,7 +496,7 @@ def bench_faults(
         workspace = resolve_workspace(workspace_arg, workspace_alias)
     out = out if out is not None else workspace / "faults"
     result = fault_benchmark(
-        system_names(system),
+        system_names(system, offline=True),  # fault injection replays offline
         dataset,
         workspace,
         out,

@@ -14,8 +14,7 @@ from ..datasets import load_dataset
 from ..graph import MemtraceError
 from ..progress import progress_bar
 from ..systems import RunResult, run_conversation
-from ..systems.registry import system_class
-from ..systems.registry import system_names as registered_systems
+from ..systems.registry import loadable_systems, system_class
 from .consoles import styled
 from .llm_options import LLMLimits, choose_judge, probe_judge
 
@@ -84,7 +83,7 @@ def system_names(spec: str, *, offline: bool | None = None) -> list[str]:
     """The systems `--system` names (comma-separated, or `all`: every registered one that can run in
     this mode, so a system needing a model is left out of an offline `all`); an unknown one raises."""
     if spec == "all":
-        names = [n for n in registered_systems() if not offline or system_class(n).runs_offline]
+        names = [n for n, cls in loadable_systems().items() if not offline or cls.runs_offline]
     else:
         names = [s.strip() for s in spec.split(",") if s.strip()]
     for name in names:

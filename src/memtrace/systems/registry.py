@@ -95,6 +95,18 @@ def find_system(name: str | None) -> type[MemorySystem] | None:
     return system_class(name)
 
 
+def loadable_systems() -> dict[str, type[MemorySystem]]:
+    """Every registered system whose class loads, by name; one that does not (a plugin whose optional
+    dependency is missing) is named in a warning and left out, so it breaks only itself."""
+    loaded: dict[str, type[MemorySystem]] = {}
+    for name in system_names():
+        try:
+            loaded[name] = system_class(name)
+        except MemtraceError as err:
+            warnings.warn(f"{err}; left out", stacklevel=2)
+    return loaded
+
+
 def system_routes(name: str | None) -> tuple[Route, ...]:
     """The routes a registered system declares; none for a run of an unregistered system."""
     cls = find_system(name)
@@ -105,10 +117,9 @@ def memtracebench_splits() -> dict[str, str]:
     """MemTraceBench split -> the registered system that declares it, in registration order (what
     `graph.io.load_memtracebench(systems=...)` takes, since graph/ knows no system)."""
     splits: dict[str, str] = {}
-    for name in system_names():
-        split = system_class(name).memtracebench_split
-        if split:
-            splits.setdefault(split, name)
+    for name, cls in loadable_systems().items():
+        if cls.memtracebench_split:
+            splits.setdefault(cls.memtracebench_split, name)
     return splits
 
 
