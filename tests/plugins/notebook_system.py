@@ -26,7 +26,7 @@ from memtrace.systems import (
 
 class NotebookConfig(SystemConfig):
     #: Notes handed to the answer step.
-    top_k: Annotated[int, Grid(1, 2, 4, 8, 16)] = 2
+    top_k: Annotated[int, Grid(1, 2, 4, 8, 16)] = 8
 
 
 class NotebookSystem(MemorySystem):

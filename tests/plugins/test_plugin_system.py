@@ -20,6 +20,7 @@ from pluginhelpers import registered
 
 import memtrace as mt
 from conftest import run_cli_in_process
+from memtrace.bench.fault_bench import fault_benchmark
 from memtrace.cli import run_cmd
 from memtrace.graph import MemtraceError
 from memtrace.optimize import optimize
@@ -60,9 +61,19 @@ def test_the_optimiser_tunes_a_users_system_along_its_declared_grid(tmp_path: Pa
             "test_notebook", "sample", tmp_path, train=1, validation=1, holdout=1, rounds=1, questions=12
         )
     tried = [(p.tunable, p.new) for r in result.rounds for p in r.proposals]
-    # Its route sends RetrievalErrors at `read_notes` to top_k, larger: 2 -> 4 -> 8 along its Grid.
-    assert [v for t, v in tried if t == "top_k"] == [4, 8], tried
+    # Its route sends RetrievalErrors at `read_notes` to top_k, larger first: 8 -> 16, then 4, on its Grid.
+    assert [v for t, v in tried if t == "top_k"] == [16, 4], tried
     assert (tmp_path / "optimize-history-test_notebook.json").exists()
+
+
+def test_fault_injection_labels_a_users_system(tmp_path: Path) -> None:
+    """bench/ knows no system: faults are planned by operation category and replayed through the registry."""
+    with registered(NotebookSystem):
+        result = fault_benchmark(
+            ["test_notebook"], "sample", tmp_path / "ws", tmp_path / "out", per_type=2, methods=["flow"]
+        )
+    assert result["labelled"] > 0
+    assert result["results"]["flow"]["all"]["cases"] == result["labelled"]
 
 
 def test_registering_a_taken_name_or_a_non_system_is_refused() -> None:
