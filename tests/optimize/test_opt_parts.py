@@ -20,13 +20,12 @@ from memtrace.optimize import (
 )
 from memtrace.optimize.routing import answer_direction
 from memtrace.optimize.tunables import applies, is_prompt, moves
-from memtrace.systems.registry import system_class, system_names
+from memtrace.systems.registry import loadable_systems, system_class
 from memtrace.systems.tunables import grid, grids
 
 
 def test_every_routed_tunable_is_a_config_field_with_a_grid_or_a_prompt() -> None:
-    for system in system_names():
-        cls = system_class(system)
+    for system, cls in loadable_systems().items():
         config = cls.Config()
         for r in cls.routes:
             assert r.tunable in type(config).model_fields, (system, r.tunable)
@@ -35,8 +34,8 @@ def test_every_routed_tunable_is_a_config_field_with_a_grid_or_a_prompt() -> Non
 
 def test_every_default_setting_is_on_its_grid() -> None:
     """The search starts from the hand-chosen default and steps along the grid around it."""
-    for system in system_names():
-        config = system_class(system).Config()
+    for system, cls in loadable_systems().items():
+        config = cls.Config()
         for name, declared in grids(config).items():
             assert getattr(config, name) in declared.values, (system, name)
 

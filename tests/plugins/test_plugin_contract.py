@@ -23,7 +23,10 @@ from memtrace.systems.registry import BUILTIN_SYSTEMS, system_class
 
 @pytest.mark.parametrize("name", BUILTIN_SYSTEMS)
 def test_every_builtin_system_keeps_the_contract(tmp_path: Path, name: str) -> None:
-    report = check_system(system_class(name), tmp_path)
+    cls = system_class(name)
+    if not cls.runs_offline:
+        pytest.skip(f"{name} needs a model: the realmodel tier runs it")
+    report = check_system(cls, tmp_path)
     assert report.system == name and report.cases == 31 and len(report.replays) == 3
 
 

@@ -108,8 +108,13 @@ def loadable_systems() -> dict[str, type[MemorySystem]]:
 
 
 def system_routes(name: str | None) -> tuple[Route, ...]:
-    """The routes a registered system declares; none for a run of an unregistered system."""
-    cls = find_system(name)
+    """The routes a registered system declares; none for a run of an unregistered system (or, with a
+    warning, of one whose class does not load)."""
+    try:
+        cls = find_system(name)
+    except MemtraceError as err:
+        warnings.warn(f"{err}; its routes are left out", stacklevel=2)
+        return ()
     return cls.routes if cls is not None else ()
 
 
