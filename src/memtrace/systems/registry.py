@@ -53,11 +53,11 @@ def register_system[S: type[MemorySystem]](
                 "the name is recorded on every run, so replay must find the class by it"
             )
         name = system.name
-    assert name is not None
     _load_entry_points()
     if name in _registered and not replace and _registered[name] is not system:
         raise MemtraceError(f"system {name!r} is already registered (pass replace=True to override it)")
     _registered[name] = system
+    _from_entry_points.discard(name)
     return system
 
 
