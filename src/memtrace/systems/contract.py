@@ -109,8 +109,9 @@ def check_system(
         construction_op = _mid_construction_op(graph)
     expected = {c.id: c.prediction for c in result.cases}
     problems += [f"case {c}: {why}" for c, why in contexts.items() if isinstance(why, str)]
-    if len(cases) != len(conversation.questions):
-        problems.append(f"{len(conversation.questions) - len(cases)} question(s) got no recorded prediction")
+    if not cases or len(cases) != len(conversation.questions):
+        missing = len(conversation.questions) - len(cases)
+        problems.append(f"{missing} of {len(conversation.questions)} question(s) got no recorded prediction")
     _fail(name, problems)
     replays = []
     again = replay(workspace, run_id)
