@@ -113,6 +113,8 @@ def check_system(
         missing = len(conversation.questions) - len(cases)
         problems.append(f"{missing} of {len(conversation.questions)} question(s) got no recorded prediction")
     _fail(name, problems)
+    if not getattr(cls, "snapshots", True):  # a system that declares it cannot be snapshotted
+        return ContractReport(cls.name, run_id, len(cases), [])
     replays = []
     again = replay(workspace, run_id)
     replays.append(again.run_id)
