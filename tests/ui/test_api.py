@@ -74,11 +74,12 @@ def test_case_story_has_evidence_lanes_and_attribution(client: TestClient, run_i
         for a, b in zip(lane["changes"], lane["changes"][1:], strict=False)
     )
     assert story["timeline"]["sessions"] and story["timeline"]["question_seq"] <= story["timeline"]["max_seq"]
-    replay = story["attributions"][0]["replay"]
-    if story["attributions"][0][
-        "replay_run"
-    ]:  # verified by a repair replay: what was repaired, what it answered
-        assert replay["repair"] and replay["answer"] is not None
+    steps = [story["neighbours"]["previous"], story["neighbours"]["next"]]
+    wrong = {r["id"] for r in client.get(f"/api/runs/{run_id}/cases?verdict=wrong").json()}
+    assert any(steps) and all(step in wrong for step in steps if step)
+    shown = story["attributions"][0]
+    assert shown["verified"] and shown["replay_run"]  # the fixture verified this case by a repair replay
+    assert shown["replay"]["repair"] and shown["replay"]["answer"] is not None
 
 
 def test_graph_is_the_cases_subgraph_with_the_blamed_operation(
@@ -95,7 +96,7 @@ def test_graph_is_the_cases_subgraph_with_the_blamed_operation(
 
 
 def test_operation_shows_values_and_memory_unit_diffs(
-    client: TestClient, run_id: str, sample_ws: Path
+    client: TestClient, run_id: str, sample_ws: Path, failed: dict
 ) -> None:
     with Workspace(sample_ws) as ws:
         update = next(
@@ -105,6 +106,8 @@ def test_operation_shows_values_and_memory_unit_diffs(
         )
     detail = client.get(f"/api/runs/{run_id}/ops/{quote(update.id, safe='')}").json()
     assert detail["op"]["id"] == update.id and detail["inputs"] and detail["outputs"]
+    blamed = client.get(f"/api/runs/{run_id}/ops/{quote(failed['op_id'], safe='')}").json()["blamed_by"]
+    assert failed["id"] in [b["case_id"] for b in blamed]
     changed = [d for d in detail["unit_diffs"] if d["change"] == "update"]
     assert changed and changed[0]["from"] is not None
     kinds = {s["kind"] for s in changed[0]["segments"]}

@@ -38,6 +38,11 @@ def operation_detail(graph: Graph, op_id: str) -> dict[str, Any]:
         "unit_diffs": [
             _unit_diff(graph, v, values.get(v.id)) for v in sub.outputs if v.category == MEMORY_ENTRY
         ],
+        "blamed_by": [
+            {"case_id": a.case_id, "error_type": a.error_type, "method": a.method}
+            for a in graph.store.attribution_summaries(graph.run.id)
+            if a.op_id == op.id
+        ],
     }
 
 

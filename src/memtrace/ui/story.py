@@ -43,6 +43,7 @@ def case_story(ws: Workspace, ctx: RunContext, case_id: str) -> dict[str, Any]:
     lanes = _lanes(ctx, carrying, retrieved)
     return {
         "run": _run_dict(ctx),
+        "neighbours": _failed_neighbours(ws, graph.run.id, case.id),
         "case": {
             "id": case.id,
             "question": case.question,
@@ -81,6 +82,16 @@ def case_story(ws: Workspace, ctx: RunContext, case_id: str) -> dict[str, Any]:
             }
             for a in ws.store.annotations(graph.run.id, case.id)
         ],
+    }
+
+
+def _failed_neighbours(ws: Workspace, run_id: str, case_id: str) -> dict[str, str | None]:
+    """The failed cases before and after this one in the run's order, for stepping through failures."""
+    order = [c.id for c in ws.store.cases(run_id) if c.failed or c.id == case_id]
+    at = order.index(case_id)
+    return {
+        "previous": order[at - 1] if at > 0 else None,
+        "next": order[at + 1] if at + 1 < len(order) else None,
     }
 
 
