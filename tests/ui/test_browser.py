@@ -117,6 +117,14 @@ def test_failed_case_walkthrough(
     labels = page.inner_text("#annotations")
     assert note in labels and "JudgeError" in labels
 
+    step = page.locator("#next-failure, #previous-failure").first
+    target = step.get_attribute("href")
+    assert target and not target.endswith(f"/cases/{quote(case_id)}")
+    step.click()
+    page.wait_for_url(f"{live_url}{target}")
+    page.wait_for_selector("#graph.ready", timeout=20_000)
+    assert page.locator(".verdict.big").inner_text() == "wrong"
+
     assert requested, "the page made requests"
     foreign = [url for url in requested if not url.startswith(live_url + "/")]
     assert foreign == []

@@ -194,6 +194,9 @@ def create_app(workspace: str | Path) -> FastAPI:
         if label.error_type not in LABELS:
             raise HTTPException(422, f"unknown error type {label.error_type!r} (choose {', '.join(LABELS)})")
 
+        if ui.ws.store.read_only:
+            raise HTTPException(409, f"{ui.ws.path}: the workspace is read-only, so labels cannot be saved")
+
         def build() -> dict[str, Any]:
             case = ui.ws.case(run_id, case_id)
             op_id = (label.op_id or "").strip() or None
