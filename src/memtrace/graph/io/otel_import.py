@@ -1,0 +1,492 @@
+"""Import GenAI memory spans recorded by any OpenTelemetry instrumentation as graphs `attribute` reads.
+
+One run per trace. Each span becomes an operation (nested as the spans nest, ordered by start time);
+the memory records named by `gen_ai.memory.record.id` / `gen_ai.memory.records` become memory units
+whose versions are the create/update/upsert/delete spans that wrote them; a `search_memory` span
+reads the versions of the records it returned (from its records, or its span links) and its query;
+a `chat` span reads its input messages and writes its output. Spans carry no data flow, so two
+edges are inferred, and documented in docs/opentelemetry.md: a memory write reads what the model
+calls before it under the same parent wrote, and a model call reads what the searches before it
+under the same parent returned. The span holding a `gen_ai.evaluation.result` event (or the one a
+cases file's question names) is a case's answer. Message and record content are needed for
+attribution to follow information; without them the graph still shows the lifecycle of every record.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..checkpoints import rebuild_checkpoints
+from ..errors import FormatError
+from ..model import MEMORY_ENTRY, QUERY_VAR, RUN_COMPLETE, Case, Run
+from ..rows import case_row, dumps_or_none
+from ..store import Store
+from ..values import encode_value
+from . import otel_spans as keys
+from ._common import answer_list, stable_id
+from ._otlp_wire import WireSpan, read_otlp_file
+
+_CATEGORY = {
+    keys.CREATE: "update",
+    keys.UPDATE: "update",
+    keys.UPSERT: "update",
+    keys.DELETE: "deletion",
+    keys.SEARCH: "retrieval",
+    keys.CHAT: "llm",
+    "text_completion": "llm",
+    "generate_content": "llm",
+    keys.EMBEDDINGS: "embedding",
+    "retrieval": "retrieval",
+}
+_PASS = {"pass", "passed", "correct", "true", "right", "good", "yes"}
+_FAIL = {"fail", "failed", "incorrect", "wrong", "false", "bad", "no"}
+
+
+@dataclass(slots=True)
+class CaseSpec:
+    """A question to attach to an imported trace (a cases file entry)."""
+
+    question: str
+    gold: list[str]
+    id: str | None = None
+    evidence: list[str] | None = None
+    verdict: str | None = None
+
+
+def read_cases_file(path: str | Path) -> list[CaseSpec]:
+    """Cases for foreign traces: a JSON list of {question, gold, id?, evidence?, verdict?}."""
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FormatError(path, "no such file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise FormatError(path, f"not valid JSON ({exc})") from None
+    if not isinstance(document, list):
+        raise FormatError(path, "a cases file is a JSON list of {question, gold} objects")
+    specs = []
+    for number, item in enumerate(document, start=1):
+        if not isinstance(item, dict) or not isinstance(item.get("question"), str):
+            raise FormatError(path, f"case {number}: needs a 'question' string")
+        verdict = item.get("verdict")
+        if verdict not in (None, "correct", "wrong"):
+            raise FormatError(path, f"case {number}: verdict must be 'correct' or 'wrong', not {verdict!r}")
+        specs.append(
+            CaseSpec(
+                item["question"],
+                answer_list(item.get("gold")),
+                item.get("id") if isinstance(item.get("id"), str) else None,
+                [str(e) for e in item.get("evidence") or []],
+                verdict,
+            )
+        )
+    return specs
+
+
+def import_otlp(
+    store: Store,
+    path: str | Path,
+    *,
+    name: str | None = None,
+    cases: Sequence[CaseSpec] = (),
+) -> list[Run]:
+    """Import every trace of an OTLP file (protobuf or OTLP/JSON) as one run each."""
+    return import_spans(store, read_otlp_file(path), source=str(path), name=name, cases=cases)
+
+
+def import_spans(
+    store: Store,
+    spans: Sequence[WireSpan],
+    *,
+    source: str,
+    name: str | None = None,
+    cases: Sequence[CaseSpec] = (),
+) -> list[Run]:
+    """Write the traces of these spans as runs (a re-import of a trace replaces its run)."""
+    traces: dict[str, list[WireSpan]] = defaultdict(list)
+    for span in spans:
+        traces[span.trace_id].append(span)
+    if not traces:
+        raise FormatError(source, "no spans")
+    runs = []
+    for trace_id, trace_spans in traces.items():
+        label = name if name is None or len(traces) == 1 else f"{name}/{trace_id[:8]}"
+        builder = _TraceBuilder(trace_id, trace_spans, source, label)
+        builder.build(cases)
+        builder.write(store)
+        runs.append(builder.run)
+    return runs
+
+
+class _TraceBuilder:
+    """Turns one trace's spans into rows of one run."""
+
+    def __init__(self, trace_id: str, spans: list[WireSpan], source: str, name: str | None) -> None:
+        self.spans = _ordered(spans)
+        root = self.spans[0]
+        resource = root.resource
+        self.run = Run(
+            id=stable_id("otel-", trace_id, size=6),
+            name=name or str(root.attributes.get(keys.RUN_NAME) or root.name or trace_id),
+            system=_text_or_none(root.attributes.get(keys.PROVIDER_NAME) or resource.get("service.name")),
+            dataset="otlp",
+            status=RUN_COMPLETE,
+            metadata={"source": {"file": source, "format": "otlp", "trace_id": trace_id}},
+            created_at=root.start,
+            finished_at=max(s.end for s in self.spans),
+        )
+        self.seq = 0
+        self.ops: list[tuple] = []
+        self.vars: list[tuple] = []
+        self.edges: list[tuple] = []
+        self.blobs: dict[str, tuple] = {}
+        self.cases: list[Case] = []
+        self.latest: dict[str, tuple[str, bool]] = {}  # var name -> (latest version id, deleted)
+        self.versions: dict[str, int] = defaultdict(int)
+        self.op_of_span: dict[str, str] = {}
+        self.written_by_span: dict[str, list[str]] = defaultdict(list)  # span -> output var ids
+        self.pending_model_outputs: dict[str | None, list[str]] = defaultdict(list)
+        self.pending_retrieved: dict[str | None, list[str]] = defaultdict(list)
+        self.query_of_span: dict[str, str] = {}
+        self.messages: dict[str, str] = {}
+
+    # -- rows ---------------------------------------------------------------------------------
+
+    def _next(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    def _version(self, name: str, value: Any, category: str, *, deleted: bool = False) -> str:
+        self.versions[name] += 1
+        version = self.versions[name]
+        var_id = f"{name}@{version}"
+        blob = None
+        if not deleted:
+            digest, encoding, data = encode_value(value)
+            self.blobs.setdefault(digest, (digest, encoding, data))
+            blob = digest
+        self.vars.append(
+            (self.run.id, var_id, name, version, self._next(), category, blob, int(deleted), None, None)
+        )
+        self.latest[name] = (var_id, deleted)
+        return var_id
+
+    def _edge(self, op_id: str, var_id: str, role: str) -> None:
+        self.edges.append((self.run.id, op_id, var_id, role, None, None))
+
+    # -- spans --------------------------------------------------------------------------------
+
+    def build(self, cases: Sequence[CaseSpec]) -> None:
+        evaluated = {s.span_id for s in self.spans if any(e[0] == keys.EVALUATION_EVENT for e in s.events)}
+        asked = {spec.question for spec in cases}
+        for span in self.spans:
+            self._op(span, is_answer=span.span_id in evaluated or self._asks(span, asked))
+        self._cases(cases, evaluated)
+
+    def _op(self, span: WireSpan, *, is_answer: bool) -> None:
+        attrs = span.attributes
+        operation = _text_or_none(attrs.get(keys.OPERATION_NAME))
+        op_name = str(attrs.get(keys.OP_NAME) or operation or span.name)
+        category = str(attrs.get(keys.OP_CATEGORY) or _CATEGORY.get(operation or "", "operation"))
+        if is_answer:
+            category = "response"
+        seq = self._next()
+        op_id = f"{op_name}#{seq}"
+        self.op_of_span[span.span_id] = op_id
+        parent = self.op_of_span.get(span.parent_id or "")
+        metadata = {k: v for k, v in attrs.items() if not k.startswith("memtrace.")}
+        metadata["span_id"] = span.span_id
+        status = "ok"
+        if span.error is not None:
+            status, metadata["error"] = "error", span.error
+        self.ops.append(
+            (
+                self.run.id,
+                op_id,
+                seq,
+                parent,
+                op_name,
+                category,
+                span.start,
+                span.end,
+                status,
+                dumps_or_none(metadata),
+            )
+        )
+        group = span.parent_id
+        if operation in (keys.CREATE, keys.UPDATE, keys.UPSERT, keys.DELETE):
+            for var_id in self.pending_model_outputs.pop(group, []):
+                self._edge(op_id, var_id, "in")
+            self._memory_write(span, op_id, operation)
+        elif operation == keys.SEARCH or category == "retrieval":
+            self._search(span, op_id)
+        elif _has_messages(attrs) or category in ("llm", "response"):
+            self._model_call(span, op_id, is_answer=is_answer)
+
+    def _memory_write(self, span: WireSpan, op_id: str, operation: str) -> None:
+        records = _records(span)
+        for record_id, record in records.items():
+            previous = self.latest.get(record_id)
+            if previous is not None and not previous[1]:
+                self._edge(op_id, previous[0], "in")
+            change = (record.get("metadata") or {}).get("change") if isinstance(record, dict) else None
+            deleted = operation == keys.DELETE or change == keys.DELETE
+            if deleted and (previous is None or previous[1]):
+                continue  # deleting what was never written: nothing to record
+            value = None if deleted else _record_value(record)
+            var_id = self._version(record_id, value, MEMORY_ENTRY, deleted=deleted)
+            self._edge(op_id, var_id, "out")
+
+    def _search(self, span: WireSpan, op_id: str) -> None:
+        attrs = span.attributes
+        query = attrs.get(keys.QUERY_TEXT)
+        if isinstance(query, str):
+            query_id = self._version("query", query, "query")
+            self._edge(op_id, query_id, "in")
+            self.query_of_span[span.span_id] = query_id
+        records = _records(span)
+        for _trace, _span, link_attrs in span.links:
+            record_id = link_attrs.get(keys.RECORD_ID)
+            if isinstance(record_id, str):
+                records.setdefault(record_id, {"id": record_id})
+        returned = []
+        for record_id, record in records.items():
+            current = self.latest.get(record_id)
+            if current is not None and not current[1]:
+                self._edge(op_id, current[0], "in")
+            returned.append(_record_value(record))
+        retrieved = self._version("retrieved", returned, "retrieved")
+        self._edge(op_id, retrieved, "out")
+        self.pending_retrieved[span.parent_id].append(retrieved)
+
+    def _model_call(self, span: WireSpan, op_id: str, *, is_answer: bool) -> None:
+        attrs = span.attributes
+        for var_id in self.pending_retrieved.pop(span.parent_id, []):
+            self._edge(op_id, var_id, "in")
+        inputs = _messages(attrs.get(keys.INPUT_MESSAGES))
+        if not is_answer:
+            for text in (t for role, t in inputs if role == "user"):
+                message = self.messages.get(text)
+                if message is None:
+                    message = self.messages[text] = self._version(
+                        f"message-{len(self.messages) + 1}", text, "message"
+                    )
+                self._edge(op_id, message, "in")
+        elif inputs:
+            prompt = self._version(f"{op_id}.prompt", [t for _, t in inputs], "prompt")
+            self._edge(op_id, prompt, "in")
+        outputs = _messages(attrs.get(keys.OUTPUT_MESSAGES))
+        if outputs:
+            text = "\n".join(t for _, t in outputs)
+            category = "prediction" if is_answer else "llm_response"
+            out = self._version("prediction" if is_answer else f"{op_id}.response", text, category)
+            self._edge(op_id, out, "out")
+            self.written_by_span[span.span_id].append(out)
+            if not is_answer:
+                self.pending_model_outputs[span.parent_id].append(out)
+
+    def _asks(self, span: WireSpan, questions: set[str]) -> bool:
+        if not questions or _text_or_none(span.attributes.get(keys.OPERATION_NAME)) not in (keys.CHAT, None):
+            return False
+        text = " ".join(t for _, t in _messages(span.attributes.get(keys.INPUT_MESSAGES)))
+        return any(q and q in text for q in questions)
+
+    # -- cases --------------------------------------------------------------------------------
+
+    def _cases(self, specs: Sequence[CaseSpec], evaluated: set[str]) -> None:
+        answers = [s for s in self.spans if self.ops_category(s) == "response"]
+        used: set[str] = set()
+        for number, spec in enumerate(specs, start=1):
+            span = next(
+                (s for s in answers if s.span_id not in used and self._asks(s, {spec.question})), None
+            )
+            if span is None:
+                continue
+            used.add(span.span_id)
+            self._case(span, spec.id or f"q{number}", spec.question, spec.gold, spec.evidence, spec.verdict)
+        for span in (s for s in self.spans if s.span_id in evaluated and s.span_id not in used):
+            named = [e[2].get(keys.CASE_ID) for e in span.events if e[0] == keys.EVALUATION_EVENT]
+            case_id = next((c for c in named if isinstance(c, str)), None) or f"q{len(self.cases) + 1}"
+            self._case(span, case_id, self._question_of(span), [], None, None)
+
+    def ops_category(self, span: WireSpan) -> str:
+        op_id = self.op_of_span[span.span_id]
+        return next(row[5] for row in self.ops if row[1] == op_id)
+
+    def _question_of(self, span: WireSpan) -> str:
+        for sibling in reversed([s for s in self.spans if s.parent_id == span.parent_id]):
+            if sibling.start <= span.start and isinstance(sibling.attributes.get(keys.QUERY_TEXT), str):
+                return sibling.attributes[keys.QUERY_TEXT]
+        users = [t for role, t in _messages(span.attributes.get(keys.INPUT_MESSAGES)) if role == "user"]
+        return users[-1] if users else span.name
+
+    def _case(
+        self,
+        span: WireSpan,
+        case_id: str,
+        question: str,
+        gold: list[str],
+        evidence: list[str] | None,
+        verdict: str | None,
+    ) -> None:
+        outputs = self.written_by_span.get(span.span_id, [])
+        prediction_var = outputs[-1] if outputs else None
+        prediction = "\n".join(t for _, t in _messages(span.attributes.get(keys.OUTPUT_MESSAGES))) or None
+        score, method = None, None
+        if verdict is None:
+            verdict, score = _evaluated_verdict(span)
+            method = "otel-evaluation" if verdict else None
+        if verdict is None and gold and prediction is not None:
+            hit = any(g.casefold() in prediction.casefold() for g in gold)
+            verdict, score, method = ("correct" if hit else "wrong"), float(hit), "gold-contained"
+        metadata: dict[str, Any] = {"span_id": span.span_id}
+        if method:
+            metadata["method"] = method
+        query = next(
+            (
+                self.query_of_span[s.span_id]
+                for s in reversed(self.spans)
+                if s.parent_id == span.parent_id and s.start <= span.start and s.span_id in self.query_of_span
+            ),
+            None,
+        )
+        if query is not None:
+            metadata[QUERY_VAR] = query
+        self.cases.append(
+            Case(
+                self.run.id,
+                case_id,
+                question,
+                gold,
+                prediction,
+                prediction_var,
+                verdict,
+                score,
+                list(evidence or []),
+                None,
+                metadata,
+            )
+        )
+
+    def write(self, store: Store) -> None:
+        try:
+            with store.transaction() as conn:
+                if conn.execute("SELECT 1 FROM runs WHERE id=?", (self.run.id,)).fetchone():
+                    store.delete_run_in(conn, self.run.id)
+                store.insert_run_in(conn, self.run)
+                store.insert_rows_in(
+                    conn,
+                    ops=self.ops,
+                    variables=self.vars,
+                    edges=self.edges,
+                    blobs=list(self.blobs.values()),
+                    cases=[case_row(c) for c in self.cases],
+                )
+                rebuild_checkpoints(conn, self.run.id)
+        except sqlite3.IntegrityError as exc:
+            raise FormatError(self.run.metadata["source"]["file"], f"inconsistent spans ({exc})") from None
+
+
+def _ordered(spans: list[WireSpan]) -> list[WireSpan]:
+    """Spans by start time, a parent before its children when they start together."""
+    ids = {s.span_id for s in spans}
+    depth: dict[str, int] = {}
+    parents = {s.span_id: s.parent_id for s in spans}
+
+    def depth_of(span_id: str) -> int:
+        if span_id not in depth:
+            seen, node, level = set(), parents.get(span_id), 0
+            while node in ids and node not in seen:
+                seen.add(node)
+                level += 1
+                node = parents.get(node)
+            depth[span_id] = level
+        return depth[span_id]
+
+    return sorted(spans, key=lambda s: (s.start, depth_of(s.span_id)))
+
+
+def _records(span: WireSpan) -> dict[str, Any]:
+    """The memory records a span names: `gen_ai.memory.records` entries, then the single record id."""
+    records: dict[str, Any] = {}
+    raw = span.attributes.get(keys.RECORDS)
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError:
+            parsed = []
+        for record in parsed if isinstance(parsed, list) else []:
+            if isinstance(record, dict) and record.get("id") is not None:
+                records[str(record["id"])] = record
+    ids = span.attributes.get(keys.RECORD_IDS)
+    for record_id in ids if isinstance(ids, list) else []:
+        records.setdefault(str(record_id), {"id": str(record_id)})
+    single = span.attributes.get(keys.RECORD_ID)
+    if single is not None:
+        records.setdefault(str(single), {"id": str(single)})
+    return records
+
+
+def _record_value(record: Any) -> Any:
+    """What a memory unit version holds: the record's content (its id alone when none was captured)."""
+    if isinstance(record, dict) and record.get("content") is not None:
+        return {"id": record.get("id"), "memory": record["content"]}
+    return {"id": record.get("id") if isinstance(record, dict) else str(record)}
+
+
+def _messages(raw: Any) -> list[tuple[str, str]]:
+    """(role, text) of `gen_ai.input.messages` / `gen_ai.output.messages` (JSON, parts or content)."""
+    if not isinstance(raw, str):
+        return []
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError:
+        return [("user", raw)]
+    out = []
+    for message in parsed if isinstance(parsed, list) else []:
+        if not isinstance(message, dict):
+            continue
+        role = str(message.get("role") or "user")
+        parts = message.get("parts")
+        if isinstance(parts, list):
+            text = "\n".join(
+                str(p.get("content")) for p in parts if isinstance(p, dict) and p.get("content") is not None
+            )
+        else:
+            text = str(message.get("content") or "")
+        if text:
+            out.append((role, text))
+    return out
+
+
+def _has_messages(attrs: dict[str, Any]) -> bool:
+    return keys.INPUT_MESSAGES in attrs or keys.OUTPUT_MESSAGES in attrs
+
+
+def _evaluated_verdict(span: WireSpan) -> tuple[str | None, float | None]:
+    """The verdict a span's `gen_ai.evaluation.result` events give (labels first, then scores)."""
+    for name, _time, attrs in span.events:
+        if name != keys.EVALUATION_EVENT:
+            continue
+        if keys.ERROR_TYPE in attrs and keys.SCORE_LABEL not in attrs:
+            continue
+        label = str(attrs.get(keys.SCORE_LABEL, "")).strip().casefold()
+        score = attrs.get(keys.SCORE_VALUE)
+        score = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
+        if label in _PASS:
+            return "correct", score
+        if label in _FAIL:
+            return "wrong", score
+        if score is not None:
+            return ("correct" if score >= 0.5 else "wrong"), score
+    return None, None
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
