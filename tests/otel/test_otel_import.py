@@ -1,0 +1,104 @@
+"""GenAI memory spans from someone else's instrumentation become a graph `attribute` reads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra is not installed")
+
+from foreign_trace import QUESTION, foreign_spans
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+import memtrace as mt
+from conftest import run_cli_in_process
+from memtrace.graph import FormatError, Workspace
+from memtrace.graph.io.otel import write_otlp_file
+from memtrace.graph.io.otel_import import CaseSpec, import_otlp
+
+
+def _write_pb(path: Path) -> Path:
+    path.write_bytes(encode_spans(foreign_spans()).SerializeToString())
+    return path
+
+
+def test_memory_records_become_units_and_a_search_reads_what_it_returned(tmp_path: Path) -> None:
+    source = _write_pb(tmp_path / "their.pb")
+    with Workspace(tmp_path / "ws", create=True) as ws:
+        (run,) = import_otlp(ws.store, source)
+        graph = ws.view(run.id)
+        assert sorted(graph.memory_units()) == ["rec-boston", "rec-hiking"]
+        (boston,) = graph.lifecycle("rec-boston")
+        assert boston.change == "create" and boston.value["memory"] == "Caroline moved to Boston in May"
+        assert boston.op.name == "create_memory" and boston.op.category == "update"
+        (search,) = graph.ops_by_category("retrieval")
+        assert [v.id for v in graph.inputs(search.id) if v.category == "memory_entry"] == ["rec-hiking@1"]
+        assert graph.value(next(v.id for v in graph.inputs(search.id) if v.category == "query")) == QUESTION
+        extraction_chats = [op for op in graph.ops_by_category("llm")]
+        assert len(extraction_chats) == 2  # the answer's chat became the case's response step
+        (case,) = ws.cases(run.id)
+        assert (case.question, case.verdict, case.gold) == (QUESTION, "wrong", [])
+        assert case.prediction == "I don't know where Caroline lives."
+
+
+def test_attribution_blames_the_search_that_missed_the_stored_record(tmp_path: Path) -> None:
+    source = _write_pb(tmp_path / "their.pb")
+    with Workspace(tmp_path / "ws", create=True) as ws:
+        # messages are named message-1, message-2, ... in the order the trace first shows them
+        case_spec = CaseSpec(QUESTION, ["Boston"], evidence=["message-1"])
+        (run,) = import_otlp(ws.store, source, cases=[case_spec])
+        (case,) = ws.cases(run.id)
+        assert case.gold == ["Boston"] and case.verdict == "wrong"
+    (result,) = mt.attribute(mt.open(tmp_path / "ws"), "flow")
+    assert result.error_type == "RetrievalError", result.explanation
+    assert result.op_id is not None and result.op_id.startswith("search_memory#")
+    assert "rec-boston@1" in {step.id for step in result.path}
+
+
+def test_the_same_trace_as_otlp_json_imports_to_the_same_run(tmp_path: Path) -> None:
+    pb, js = _write_pb(tmp_path / "their.pb"), tmp_path / "their.json"
+    write_otlp_file(foreign_spans(), js)
+    assert json.loads(js.read_text())["resourceSpans"]
+    with Workspace(tmp_path / "ws", create=True) as ws:
+        (first,) = import_otlp(ws.store, pb)
+        ops = [(o.name, o.category) for o in ws.store.ops(first.id)]
+        (again,) = import_otlp(ws.store, js)
+        assert [(o.name, o.category) for o in ws.store.ops(again.id)] == ops
+        assert len(ws.runs()) == 2  # a new trace id (the spans were made again): a second run
+
+
+def test_the_cli_imports_an_otlp_file_with_a_cases_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = _write_pb(tmp_path / "their.pb")
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps([{"question": QUESTION, "gold": ["Boston"], "id": "caroline-home"}]))
+    code, out, err = run_cli_in_process(
+        capsys, "import", tmp_path / "ws", source, "--format", "otlp", "--cases", cases
+    )
+    assert code == 0, err
+    assert "Imported 1 run(s)" in out
+    with Workspace(tmp_path / "ws") as ws:
+        (case,) = ws.cases()
+        assert case.id == "caroline-home" and case.gold == ["Boston"]
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"\xff\xfe not protobuf", "not OTLP protobuf trace data"),
+        (b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "zz"}]}]}]}', "is not hex"),
+        (b'{"something": 1}', "no 'resourceSpans'"),
+        (b"", "no spans"),
+    ],
+)
+def test_a_broken_file_is_one_error_and_writes_nothing(tmp_path: Path, content: bytes, problem: str) -> None:
+    source = tmp_path / "broken.otlp"
+    source.write_bytes(content)
+    with Workspace(tmp_path / "ws", create=True) as ws:
+        with pytest.raises(FormatError, match=problem) as raised:
+            import_otlp(ws.store, source)
+        assert str(source) in str(raised.value)
+        assert ws.runs() == []
