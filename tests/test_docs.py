@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", ROOT / "docs" / "python-api.md"]
+DOCS = [ROOT / "README.md", ROOT / "docs" / "python-api.md", ROOT / "docs" / "opentelemetry.md"]
 USER_DOCS = [*DOCS, ROOT / "docs" / "concepts.md"]
 
 
