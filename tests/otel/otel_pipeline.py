@@ -3,15 +3,18 @@ creates two memory units, an update, a deletion, a search that returns a unit, a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import memtrace as mt
 
 QUESTION = "Where does Caroline live?"
 
 
-def record_memory_pipeline(workspace: Path, name: str = "otel-toy") -> str:
-    with mt.run(workspace, name=name, system="toy") as run:
+def record_memory_pipeline(workspace: Path, name: str = "otel-toy", sinks: Sequence[Any] = ()) -> str:
+    extra = {"sinks": sinks} if sinks else {}
+    with mt.run(workspace, name=name, system="toy", **extra) as run:
         with mt.op("ingest", category="construction") as op:
             message = op.output("message", "Caroline: I moved to Boston last May.", category="message")
         with mt.op("extract_facts", category="extraction") as op:
