@@ -28,7 +28,9 @@ from .trace import (
     traced,
     track,
 )
-from .trace.memory import CANCEL, DELETE
+from .trace.in_memory import InMemorySink
+from .trace.patch import CANCEL, DELETE, Patch
+from .trace.sink import Sink
 
 if TYPE_CHECKING:
     from .attribution.engine import attribute
@@ -69,9 +71,12 @@ __all__ = [
     "DELETE",
     "Attribution",
     "FormatError",
+    "InMemorySink",
     "MemtraceError",
     "NotFoundError",
+    "Patch",
     "ReplayResult",
+    "Sink",
     "Verification",
     "Workspace",
     "WorkspaceError",
