@@ -12,6 +12,7 @@ from otel_pipeline import record_memory_pipeline
 from otlp_receivers import GrpcTestReceiver, HttpTestReceiver, attributes_of, spans_of
 
 from conftest import run_cli_in_process
+from memtrace.attribution.model import load_attributions
 from memtrace.graph import MemtraceError, Workspace
 from memtrace.graph.io.otel import export_otlp
 from memtrace.graph.io.otel_spans import trace_id_of
@@ -58,7 +59,7 @@ def test_the_cli_sends_a_run_with_its_stored_attributions(
     code, _, err = run_cli_in_process(capsys, "attribute", workspace)
     assert code == 0, err
     with Workspace(workspace) as ws:
-        (stored,) = [a for a in ws.store.conn.execute("SELECT case_id, error_type FROM attributions")]
+        (stored,) = load_attributions(ws.store, run_id)
     with HttpTestReceiver() as receiver:
         code, out, err = run_cli_in_process(
             capsys, "export", workspace, "otel-toy", "--format", "otlp", "--endpoint", receiver.url
@@ -71,7 +72,7 @@ def test_the_cli_sends_a_run_with_its_stored_attributions(
         attributes_of(e)["gen_ai.evaluation.name"]: attributes_of(e)["gen_ai.evaluation.score.label"]
         for e in answer.events
     }
-    assert labels == {"memtrace.judge": "fail", "memtrace.attribution.flow": stored[1]}
+    assert labels == {"memtrace.judge": "fail", "memtrace.attribution.flow": stored.error_type}
 
 
 def test_an_unreachable_receiver_is_one_clear_error(workspace: Path) -> None:

@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..checkpoints import rebuild_checkpoints
 from ..errors import FormatError
 from ..model import MEMORY_ENTRY, QUERY_VAR, RUN_COMPLETE, Case, Run
-from ..rows import case_row, dumps_or_none
+from ..rows import RunRows, case_row, dumps_or_none
 from ..store import Store
 from ..values import encode_value
 from . import otel_spans as keys
@@ -375,20 +374,15 @@ class _TraceBuilder:
         )
 
     def write(self, store: Store) -> None:
+        rows = RunRows(
+            ops=self.ops,
+            variables=self.vars,
+            edges=self.edges,
+            blobs=list(self.blobs.values()),
+            cases=[case_row(c) for c in self.cases],
+        )
         try:
-            with store.transaction() as conn:
-                if conn.execute("SELECT 1 FROM runs WHERE id=?", (self.run.id,)).fetchone():
-                    store.delete_run_in(conn, self.run.id)
-                store.insert_run_in(conn, self.run)
-                store.insert_rows_in(
-                    conn,
-                    ops=self.ops,
-                    variables=self.vars,
-                    edges=self.edges,
-                    blobs=list(self.blobs.values()),
-                    cases=[case_row(c) for c in self.cases],
-                )
-                rebuild_checkpoints(conn, self.run.id)
+            store.replace_run(self.run, rows)
         except sqlite3.IntegrityError as exc:
             raise FormatError(self.run.metadata["source"]["file"], f"inconsistent spans ({exc})") from None
 
