@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import pytest
@@ -18,11 +17,6 @@ import memtrace as mt
 from memtrace.graph import Workspace
 from memtrace.graph.io.otel import run_spans
 from memtrace.trace.otel_sink import OtelSink
-
-pytestmark = pytest.mark.skipif(
-    "sinks" not in inspect.signature(mt.run).parameters,
-    reason="recording through sinks (i13-sinks) is not in this version yet",
-)
 
 
 def _shape(spans: list) -> dict[str, tuple]:
@@ -55,6 +49,19 @@ def test_live_spans_match_the_exported_run(workspace: Path) -> None:
     with Workspace(workspace) as ws:
         op = next(o for o in ws.store.ops(run_id) if o.id.startswith("answer#"))
     assert answer.end_time == round(op.ended_at * 1e9)  # held open for the verdict, ended at its time
+
+
+def test_run_with_otel_sends_to_the_provider_given(workspace: Path) -> None:
+    collected = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(collected))
+    with (
+        mt.run(workspace, name="live", system="toy", otel=provider) as run,
+        mt.op("extract_facts", category="extraction") as op,
+    ):
+        run.memory("mem-1").create({"memory": "Caroline lives in Boston"}, by=op)
+    names = [s.name for s in collected.get_finished_spans()]
+    assert names == ["create_memory", "invoke_workflow live"]  # in the order they ended
 
 
 def test_content_is_opt_in_live_too(workspace: Path) -> None:
