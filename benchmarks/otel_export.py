@@ -3,7 +3,9 @@
 Records one offline run (mem0 on the first LoCoMo dev conversation when ../shared/data has it, else
 the bundled sample), then times: building the SDK spans from the stored run (in memory), sending
 them over OTLP/HTTP protobuf and over OTLP/gRPC to a receiver on this machine that only reads the
-requests, writing an OTLP protobuf file, and importing that file back as a run.
+requests, writing an OTLP protobuf file, and importing that file back as a run. Then the live
+sink: microseconds per operation of a synthetic step (create a memory unit, search it) recorded
+into a workspace alone and with `otel=` a tracer provider whose exporter drops the spans.
 
     .venv/bin/python benchmarks/otel_export.py [--dataset locomo:PATH] [--system mem0]
 """
@@ -28,6 +30,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_serv
 from rich.console import Console
 from rich.table import Table
 
+import memtrace as mt
 from _common import code_version
 from memtrace.graph import Workspace
 from memtrace.graph.io.otel import run_spans, send_spans, span_exporter, write_otlp_file
@@ -62,6 +65,33 @@ def _median_seconds(action: Callable[[], object], repeats: int = 3) -> float:
         action()
         times.append(time.perf_counter() - started)
     return statistics.median(times)
+
+
+class _DropSpans:
+    """A span exporter that keeps nothing: what the live sink costs, without any transport."""
+
+    def export(self, spans: Any) -> Any:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        return None
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+def _live_us_per_op(workspace: Path, steps: int, otel: Any) -> float:
+    started = time.perf_counter()
+    with mt.run(workspace, name=f"live-{time.perf_counter_ns()}", system="bench", otel=otel) as run:
+        for i in range(steps):
+            with mt.op("write", category="update") as op:
+                run.memory(f"mem-{i}").create({"memory": f"fact number {i}"}, by=op)
+            with mt.op("search", category="retrieval") as op:
+                op.input("query", f"fact {i}?", category="query")
+                op.use(run.memory(f"mem-{i}").latest_id)
+    return (time.perf_counter() - started) / (2 * steps) * 1e6
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,6 +147,21 @@ def main(argv: list[str] | None = None) -> int:
     for step, seconds in rows:
         table.add_row(step, f"{seconds:.3f}", f"{len(spans) / seconds:,.0f}")
     console.print(table)
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(_DropSpans()))
+    steps = 2000
+    with tempfile.TemporaryDirectory() as tmp:
+        alone = statistics.median(_live_us_per_op(Path(tmp) / "a", steps, False) for _ in range(3))
+        live = statistics.median(_live_us_per_op(Path(tmp) / "b", steps, provider) for _ in range(3))
+    live_table = Table(title=f"live: {2 * steps} operations per run, median of 3")
+    live_table.add_column("recording")
+    live_table.add_column("us / operation", justify="right")
+    live_table.add_row("workspace only", f"{alone:.1f}")
+    live_table.add_row("workspace + otel= (SimpleSpanProcessor, dropping exporter)", f"{live:.1f}")
+    console.print(live_table)
     return 0
 
 
