@@ -81,6 +81,8 @@ def test_content_only_when_asked(exported, workspace: Path) -> None:
     run_id, spans = exported
     content_keys = {"gen_ai.memory.records", "gen_ai.memory.query.text", "gen_ai.input.messages"}
     assert not any(content_keys & set(s.attributes) for s in spans.values())
+    explanations = [str(e.attributes) for s in spans.values() for e in s.events]
+    assert explanations and not any("Caroline" in text or "Paris" in text for text in explanations)
     with Workspace(workspace) as ws:
         full = {str(s.attributes.get("memtrace.op.id")): s for s in run_spans(ws.store, run_id, content=True)}
     search = next(s for key, s in full.items() if key.startswith("search#"))
@@ -92,6 +94,8 @@ def test_content_only_when_asked(exported, workspace: Path) -> None:
         "metadata": {"version": 2},
         "score": 0.75,
     }
+    answer = next(s for key, s in full.items() if key.startswith("answer#"))
+    assert QUESTION in answer.events[0].attributes["gen_ai.evaluation.explanation"]
     chat = next(s for key, s in full.items() if key.startswith("llm.chat"))
     messages = json.loads(chat.attributes["gen_ai.input.messages"])
     assert messages == [{"role": "user", "parts": [{"type": "text", "content": "Facts of: Boston"}]}]

@@ -16,18 +16,22 @@ from ..graph import MemtraceError, Workspace
 from ..graph.io.otel_spans import EvaluationResult
 
 
-def attribution_results(ws: Workspace, run_id: str) -> list[EvaluationResult]:
-    """Stored attributions of a run as evaluation results: error type as the label, why as explanation."""
+def attribution_results(ws: Workspace, run_id: str, *, content: bool) -> list[EvaluationResult]:
+    """Stored attributions of a run as evaluation results: the error type as the label, the blamed
+    operation as the explanation (with the attribution's own explanation, which quotes the run's
+    text, only when content is asked for)."""
     results = []
     for attribution in load_attributions(ws.store, run_id):
-        blamed = attribution.op_id or "no operation"
+        why = f"{attribution.error_type} at {attribution.op_id or 'no operation'}"
+        if content:
+            why += f": {attribution.explanation}"
         results.append(
             EvaluationResult(
                 attribution.case_id,
                 f"memtrace.attribution.{attribution.method}",
                 attribution.confidence,
                 attribution.error_type,
-                f"{attribution.error_type} at {blamed}: {attribution.explanation}",
+                why,
                 extra={
                     "memtrace.attribution.op.id": attribution.op_id,
                     "memtrace.attribution.verified": attribution.verified,
@@ -55,7 +59,8 @@ def export_run(
         raise MemtraceError("--format otlp needs --endpoint URL (an OTLP receiver) or --out FILE")
     run = ws.run(run_ref)
     exporter = span_exporter(endpoint, protocol, timeout=timeout) if endpoint else None
-    spans = run_spans(ws.store, run.id, content=content, evaluations=attribution_results(ws, run.id))
+    evaluations = attribution_results(ws, run.id, content=content)
+    spans = run_spans(ws.store, run.id, content=content, evaluations=evaluations)
     done = []
     if out is not None:
         write_otlp_file(spans, out)

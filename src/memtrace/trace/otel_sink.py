@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..graph.io.otel_spans import (
-    EvaluationResult,
     SpanSpec,
     evaluation_event,
     memory_change,
     op_span,
     root_span,
+    verdict_result,
 )
 from ..graph.model import MEMORY_ENTRY, Case, Edge, Operation, Run, VariableVersion
 
@@ -125,14 +125,7 @@ class OtelSink:
             target = self.spans[op.id] if op is not None else self.root
             if target is None:
                 return
-            result = EvaluationResult(
-                case.id,
-                "memtrace.judge",
-                case.score if case.score is not None else float(case.verdict == "correct"),
-                "pass" if case.verdict == "correct" else "fail",
-                f"question: {case.question!r}; gold: {case.gold!r}; predicted: {case.prediction!r}",
-            )
-            event = evaluation_event(result, 0.0)
+            event = evaluation_event(verdict_result(case, content=self.content), 0.0)
             target.add_event(event.name, event.attributes)
             if op is not None:
                 target.end(end_time=_ns(op.ended_at or op.started_at))

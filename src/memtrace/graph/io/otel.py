@@ -30,6 +30,7 @@ from .otel_spans import (
     root_span,
     span_id_of,
     trace_id_of,
+    verdict_result,
 )
 
 if TYPE_CHECKING:
@@ -95,26 +96,12 @@ def plan_run(
     root = root_span(run, start, end)
     by_op = {s.op_id: s for s in specs}
     cases = store.cases(run.id)
-    results = [*_verdict_results(cases), *evaluations]
+    judged = [verdict_result(c, content=content) for c in cases if c.verdict in ("correct", "wrong")]
+    results = [*judged, *evaluations]
     for result in results:
         target = by_op.get(_answer_op(view, cases, result.case_id) or "", root)
         target.events.append(evaluation_event(result, target.end))
     return [root, *specs]
-
-
-def _verdict_results(cases: Sequence[Case]) -> list[EvaluationResult]:
-    """The judge's verdict on each judged case, as an evaluation of its answer."""
-    return [
-        EvaluationResult(
-            case.id,
-            "memtrace.judge",
-            case.score if case.score is not None else (1.0 if case.verdict == "correct" else 0.0),
-            "pass" if case.verdict == "correct" else "fail",
-            f"question: {case.question!r}; gold: {case.gold!r}; predicted: {case.prediction!r}",
-        )
-        for case in cases
-        if case.verdict in ("correct", "wrong")
-    ]
 
 
 def _answer_op(view: GraphView, cases: Sequence[Case], case_id: str) -> str | None:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import MEMORY_ENTRY, Operation, Run, VariableVersion
+from ..model import MEMORY_ENTRY, Case, Operation, Run, VariableVersion
 
 # -- attribute keys (GenAI semantic conventions) -------------------------------------------------
 OPERATION_NAME = "gen_ai.operation.name"
@@ -253,6 +253,17 @@ def root_span(run: Run, start: float, end: float) -> SpanSpec:
         attributes,
         error=run.error if run.status not in ("complete", "running") else None,
     )
+
+
+def verdict_result(case: Case, *, content: bool) -> EvaluationResult:
+    """The judge's verdict on a case as an evaluation of its answer; the texts only with content."""
+    score = case.score if case.score is not None else (1.0 if case.verdict == "correct" else 0.0)
+    label = "pass" if case.verdict == "correct" else "fail"
+    if content:
+        why = f"question: {case.question!r}; gold: {case.gold!r}; predicted: {case.prediction!r}"
+    else:
+        why = f"judged {case.verdict} (score {score:.2f})"
+    return EvaluationResult(case.id, "memtrace.judge", score, label, why)
 
 
 def evaluation_event(result: EvaluationResult, time: float) -> EventSpec:
