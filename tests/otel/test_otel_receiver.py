@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -62,3 +67,33 @@ def test_otlp_json_bodies_are_accepted_and_garbage_is_refused(receiver: OtlpRece
         urllib.request.urlopen(garbage, timeout=5)
     assert refused.value.code == 400
     assert len(receiver.store.runs()) == 1
+
+
+def test_the_cli_receiver_imports_until_interrupted(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-c", "from memtrace.cli.app import main; main()"]
+    args = ["import", str(tmp_path / "ws"), "--format", "otlp", "--listen", f"127.0.0.1:{port}"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+    server = subprocess.Popen(
+        [*command, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert server.stdout is not None
+        assert "receiving OTLP/HTTP traces at" in server.stdout.readline()
+        exporter = OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces", timeout=10)
+        assert exporter.export(foreign_spans()) is SpanExportResult.SUCCESS
+        exporter.shutdown()
+        assert server.stdout.readline().startswith("imported otel-")
+        server.send_signal(signal.SIGINT)
+        out, err = server.communicate(timeout=30)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert server.returncode == 0, err
+    assert "stopped after 1 request(s)" in out
+    with Workspace(tmp_path / "ws") as ws:
+        (run,) = ws.runs()
+        assert ws.cases(run.id)[0].question == QUESTION

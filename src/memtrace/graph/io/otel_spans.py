@@ -303,6 +303,11 @@ def _model_attributes(attributes: dict[str, Any], op: Operation) -> None:
     model = meta.get("model")
     if isinstance(model, str) and model:
         attributes[REQUEST_MODEL] = model
+    requested = (("temperature", "gen_ai.request.temperature"), ("max_tokens", "gen_ai.request.max_tokens"))
+    for key, target in requested:
+        value = meta.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            attributes[target] = value
     provider = meta.get("provider") or meta.get("backend")
     attributes[PROVIDER_NAME] = provider if isinstance(provider, str) and provider else "openai"
     usage = meta.get("usage") if isinstance(meta.get("usage"), dict) else {}
