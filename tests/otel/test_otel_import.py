@@ -85,6 +85,16 @@ def test_the_cli_imports_an_otlp_file_with_a_cases_file(
         assert case.id == "caroline-home" and case.gold == ["Boston"]
 
 
+def test_auto_format_knows_an_otlp_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "their.json"
+    write_otlp_file(foreign_spans(), source)
+    code, _, err = run_cli_in_process(capsys, "import", tmp_path / "ws", source)
+    assert code == 0, err
+    with Workspace(tmp_path / "ws") as ws:
+        (run,) = ws.runs()
+        assert run.dataset == "otlp"
+
+
 @pytest.mark.parametrize(
     ("content", "problem"),
     [

@@ -96,7 +96,7 @@ def import_(
         list[str] | None, typer.Option(help="MemTraceBench splits to load (default all).")
     ] = None,
     format: Annotated[
-        str, typer.Option("--format", "-f", help="auto (by the file) or otlp (OpenTelemetry spans).")
+        str, typer.Option("--format", "-f", help="auto (by the file's name and start), or otlp.")
     ] = "auto",
     cases: Annotated[
         Path | None,
@@ -130,6 +130,10 @@ def import_(
     source = Path(require(source_value, "SOURCE"))
     if not source.exists():
         raise MemtraceError(f"{source}: no such file or directory")
+    from .otel_cmd import looks_like_otlp
+
+    if format == "auto" and looks_like_otlp(source):
+        format = "otlp"
     with Workspace(workspace, create=True) as ws:
         if format == "otlp":
             from .otel_cmd import import_file

@@ -71,6 +71,18 @@ def export_run(
     return f"exported run {run.id} ({run.name}) as {len(spans)} OpenTelemetry spans " + " and ".join(done)
 
 
+def looks_like_otlp(path: Path) -> bool:
+    """True for a file that `--format auto` should read as OTLP: a protobuf suffix, or JSON that
+    starts with OTLP's `resourceSpans`."""
+    if path.suffix in (".pb", ".otlp", ".protobuf"):
+        return True
+    if path.suffix != ".json" or not path.is_file():
+        return False
+    with path.open("rb") as handle:
+        head = handle.read(256).lstrip()
+    return head.startswith(b"{") and b'"resourceSpans"' in head
+
+
 def import_file(ws: Workspace, source: Path, *, name: str | None, cases: Path | None) -> list[str]:
     """Import an OTLP file; returns the ids of the runs written."""
     from ..graph.io.otel_import import import_otlp, read_cases_file
