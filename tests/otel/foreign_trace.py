@@ -18,8 +18,12 @@ def _messages(role: str, text: str) -> str:
     return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
 
 
-def foreign_spans() -> list[ReadableSpan]:
-    """Two sessions stored as memories, then a question whose search misses the one that answers it."""
+def foreign_spans(*, extraction_drops_boston: bool = False) -> list[ReadableSpan]:
+    """Two sessions stored as memories, then a question whose search misses the one that answers it.
+
+    With `extraction_drops_boston`, the first session's extraction returns nothing and no memory is
+    created from it: the information never enters memory.
+    """
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -31,15 +35,18 @@ def foreign_spans() -> list[ReadableSpan]:
     agent = {"gen_ai.operation.name": "invoke_agent"}
     with tracer.start_as_current_span("invoke_agent assistant", attributes=agent):
         for said, fact, record_id in sessions:
+            dropped = extraction_drops_boston and record_id == "rec-boston"
             with tracer.start_as_current_span("add_memories"):
                 chat: dict[str, Any] = {
                     "gen_ai.operation.name": "chat",
                     "gen_ai.request.model": "their-model",
                     "gen_ai.input.messages": _messages("user", said),
-                    "gen_ai.output.messages": _messages("assistant", fact),
+                    "gen_ai.output.messages": _messages("assistant", "(no facts)" if dropped else fact),
                 }
                 with tracer.start_as_current_span("chat their-model", attributes=chat):
                     pass
+                if dropped:
+                    continue
                 record = {"id": record_id, "content": fact}
                 create = {
                     "gen_ai.operation.name": "create_memory",

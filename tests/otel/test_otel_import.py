@@ -36,25 +36,33 @@ def test_memory_records_become_units_and_a_search_reads_what_it_returned(tmp_pat
         (search,) = graph.ops_by_category("retrieval")
         assert [v.id for v in graph.inputs(search.id) if v.category == "memory_entry"] == ["rec-hiking@1"]
         assert graph.value(next(v.id for v in graph.inputs(search.id) if v.category == "query")) == QUESTION
-        extraction_chats = [op for op in graph.ops_by_category("llm")]
-        assert len(extraction_chats) == 2  # the answer's chat became the case's response step
+        # the chats that read the conversation are extraction steps; the answer's is the response
+        assert [op.name for op in graph.ops_by_category("extraction")] == ["chat", "chat"]
+        assert [op.name for op in graph.ops_by_category("response")] == ["chat"]
         (case,) = ws.cases(run.id)
         assert (case.question, case.verdict, case.gold) == (QUESTION, "wrong", [])
         assert case.prediction == "I don't know where Caroline lives."
 
 
-def test_attribution_blames_the_search_that_missed_the_stored_record(tmp_path: Path) -> None:
-    source = _write_pb(tmp_path / "their.pb")
+@pytest.mark.parametrize(
+    ("drop", "error_type", "blamed"),
+    [(False, "RetrievalError", "search_memory#"), (True, "ExtractionError", "chat#")],
+    ids=["search-missed-it", "extraction-dropped-it"],
+)
+def test_attribution_blames_the_faulty_span(tmp_path: Path, drop: bool, error_type: str, blamed: str) -> None:
+    source = tmp_path / "their.pb"
+    source.write_bytes(encode_spans(foreign_spans(extraction_drops_boston=drop)).SerializeToString())
     with Workspace(tmp_path / "ws", create=True) as ws:
         # messages are named message-1, message-2, ... in the order the trace first shows them
         case_spec = CaseSpec(QUESTION, ["Boston"], evidence=["message-1"])
         (run,) = import_otlp(ws.store, source, cases=[case_spec])
         (case,) = ws.cases(run.id)
         assert case.gold == ["Boston"] and case.verdict == "wrong"
+        units = ws.view(run.id).memory_units()
+    assert ("rec-boston" in units) is not drop
     (result,) = mt.attribute(mt.open(tmp_path / "ws"), "flow")
-    assert result.error_type == "RetrievalError", result.explanation
-    assert result.op_id is not None and result.op_id.startswith("search_memory#")
-    assert "rec-boston@1" in {step.id for step in result.path}
+    assert result.error_type == error_type, result.explanation
+    assert result.op_id is not None and result.op_id.startswith(blamed)
 
 
 def test_the_same_trace_as_otlp_json_imports_to_the_same_run(tmp_path: Path) -> None:

@@ -4,12 +4,14 @@ One run per trace. Each span becomes an operation (nested as the spans nest, ord
 the memory records named by `gen_ai.memory.record.id` / `gen_ai.memory.records` become memory units
 whose versions are the create/update/upsert/delete spans that wrote them; a `search_memory` span
 reads the versions of the records it returned (from its records, or its span links) and its query;
-a `chat` span reads its input messages and writes its output. Spans carry no data flow, so two
-edges are inferred, and documented in docs/opentelemetry.md: a memory write reads what the model
-calls before it under the same parent wrote, and a model call reads what the searches before it
-under the same parent returned. The span holding a `gen_ai.evaluation.result` event (or the one a
-cases file's question names) is a case's answer. Message and record content are needed for
-attribution to follow information; without them the graph still shows the lifecycle of every record.
+a `chat` span reads its input messages and writes its output (one reading user messages outside an
+answer is taken as an extraction step: the conversation flows through it toward memory). Spans
+carry no data flow, so two edges are inferred, and documented in docs/opentelemetry.md: a memory
+write reads what the model calls before it under the same parent wrote, and a model call reads
+what the searches before it under the same parent returned. The span holding a
+`gen_ai.evaluation.result` event (or the one a cases file's question names) is a case's answer.
+Message and record content are needed for attribution to follow information; without them the
+graph still shows the lifecycle of every record.
 """
 
 from __future__ import annotations
@@ -195,6 +197,8 @@ class _TraceBuilder:
         category = str(attrs.get(keys.OP_CATEGORY) or _CATEGORY.get(operation or "", "operation"))
         if is_answer:
             category = "response"
+        elif category == "llm" and keys.OP_CATEGORY not in attrs and _user_messages(attrs):
+            category = "extraction"  # a model call reading the conversation outside an answer
         seq = self._next()
         op_id = f"{op_name}#{seq}"
         self.op_of_span[span.span_id] = op_id
@@ -457,6 +461,10 @@ def _messages(raw: Any) -> list[tuple[str, str]]:
         if text:
             out.append((role, text))
     return out
+
+
+def _user_messages(attrs: dict[str, Any]) -> list[str]:
+    return [text for role, text in _messages(attrs.get(keys.INPUT_MESSAGES)) if role == "user"]
 
 
 def _has_messages(attrs: dict[str, Any]) -> bool:
