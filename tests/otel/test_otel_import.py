@@ -16,7 +16,8 @@ import memtrace as mt
 from conftest import run_cli_in_process
 from memtrace.graph import FormatError, Workspace
 from memtrace.graph.io.otel import write_otlp_file
-from memtrace.graph.io.otel_import import CaseSpec, import_otlp
+from memtrace.graph.io.otel_cases import CaseSpec, read_cases_file
+from memtrace.graph.io.otel_import import import_otlp
 
 
 def _write_pb(path: Path) -> Path:
@@ -120,3 +121,20 @@ def test_a_broken_file_is_one_error_and_writes_nothing(tmp_path: Path, content: 
             import_otlp(ws.store, source)
         assert str(source) in str(raised.value)
         assert ws.runs() == []
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"question": "q"}', "a JSON list"),
+        ('[{"gold": "x"}]', "case 1: needs a 'question' string"),
+        ('[{"question": "q", "verdict": "maybe"}]', "verdict must be 'correct' or 'wrong'"),
+        ("[", "not valid JSON"),
+    ],
+)
+def test_a_bad_cases_file_is_one_error_naming_it(tmp_path: Path, text: str, problem: str) -> None:
+    cases = tmp_path / "cases.json"
+    cases.write_text(text)
+    with pytest.raises(FormatError, match=problem) as raised:
+        read_cases_file(cases)
+    assert str(cases) in str(raised.value)

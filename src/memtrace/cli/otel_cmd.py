@@ -85,7 +85,8 @@ def looks_like_otlp(path: Path) -> bool:
 
 def import_file(ws: Workspace, source: Path, *, name: str | None, cases: Path | None) -> list[str]:
     """Import an OTLP file; returns the ids of the runs written."""
-    from ..graph.io.otel_import import import_otlp, read_cases_file
+    from ..graph.io.otel_cases import read_cases_file
+    from ..graph.io.otel_import import import_otlp
 
     specs = read_cases_file(cases) if cases is not None else []
     return [run.id for run in import_otlp(ws.store, source, name=name, cases=specs)]
@@ -93,7 +94,7 @@ def import_file(ws: Workspace, source: Path, *, name: str | None, cases: Path | 
 
 def listen(ws: Workspace, address: str, *, cases: Path | None, console: Console) -> None:
     """Serve as an OTLP/HTTP receiver until interrupted, importing each trace as it arrives."""
-    from ..graph.io.otel_import import read_cases_file
+    from ..graph.io.otel_cases import read_cases_file
     from ..graph.io.otel_receiver import OtlpReceiver
 
     host, _, port_text = address.rpartition(":")

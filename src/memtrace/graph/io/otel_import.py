@@ -16,11 +16,9 @@ graph still shows the lifecycle of every record.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +27,11 @@ from ..model import MEMORY_ENTRY, QUERY_VAR, RUN_COMPLETE, Case, Run
 from ..rows import RunRows, case_row, dumps_or_none
 from ..store import Store
 from ..values import encode_value
+from . import _otel_attrs as read
 from . import otel_spans as keys
-from ._common import answer_list, stable_id
+from ._common import stable_id
 from ._otlp_wire import WireSpan, read_otlp_file
+from .otel_cases import CaseSpec
 
 _CATEGORY = {
     keys.CREATE: "update",
@@ -45,49 +45,6 @@ _CATEGORY = {
     keys.EMBEDDINGS: "embedding",
     "retrieval": "retrieval",
 }
-_PASS = {"pass", "passed", "correct", "true", "right", "good", "yes"}
-_FAIL = {"fail", "failed", "incorrect", "wrong", "false", "bad", "no"}
-
-
-@dataclass(slots=True)
-class CaseSpec:
-    """A question to attach to an imported trace (a cases file entry)."""
-
-    question: str
-    gold: list[str]
-    id: str | None = None
-    evidence: list[str] | None = None
-    verdict: str | None = None
-
-
-def read_cases_file(path: str | Path) -> list[CaseSpec]:
-    """Cases for foreign traces: a JSON list of {question, gold, id?, evidence?, verdict?}."""
-    path = Path(path)
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FormatError(path, "no such file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise FormatError(path, f"not valid JSON ({exc})") from None
-    if not isinstance(document, list):
-        raise FormatError(path, "a cases file is a JSON list of {question, gold} objects")
-    specs = []
-    for number, item in enumerate(document, start=1):
-        if not isinstance(item, dict) or not isinstance(item.get("question"), str):
-            raise FormatError(path, f"case {number}: needs a 'question' string")
-        verdict = item.get("verdict")
-        if verdict not in (None, "correct", "wrong"):
-            raise FormatError(path, f"case {number}: verdict must be 'correct' or 'wrong', not {verdict!r}")
-        specs.append(
-            CaseSpec(
-                item["question"],
-                answer_list(item.get("gold")),
-                item.get("id") if isinstance(item.get("id"), str) else None,
-                [str(e) for e in item.get("evidence") or []],
-                verdict,
-            )
-        )
-    return specs
 
 
 def import_otlp(
@@ -129,13 +86,13 @@ class _TraceBuilder:
     """Turns one trace's spans into rows of one run."""
 
     def __init__(self, trace_id: str, spans: list[WireSpan], source: str, name: str | None) -> None:
-        self.spans = _ordered(spans)
+        self.spans = read.ordered(spans)
         root = self.spans[0]
         resource = root.resource
         self.run = Run(
             id=stable_id("otel-", trace_id, size=6),
             name=name or str(root.attributes.get(keys.RUN_NAME) or root.name or trace_id),
-            system=_text_or_none(root.attributes.get(keys.PROVIDER_NAME) or resource.get("service.name")),
+            system=read.text_or_none(root.attributes.get(keys.PROVIDER_NAME) or resource.get("service.name")),
             dataset="otlp",
             status=RUN_COMPLETE,
             metadata={"source": {"file": source, "format": "otlp", "trace_id": trace_id}},
@@ -192,12 +149,12 @@ class _TraceBuilder:
 
     def _op(self, span: WireSpan, *, is_answer: bool) -> None:
         attrs = span.attributes
-        operation = _text_or_none(attrs.get(keys.OPERATION_NAME))
+        operation = read.text_or_none(attrs.get(keys.OPERATION_NAME))
         op_name = str(attrs.get(keys.OP_NAME) or operation or span.name)
         category = str(attrs.get(keys.OP_CATEGORY) or _CATEGORY.get(operation or "", "operation"))
         if is_answer:
             category = "response"
-        elif category == "llm" and keys.OP_CATEGORY not in attrs and _user_messages(attrs):
+        elif category == "llm" and keys.OP_CATEGORY not in attrs and read.user_messages(attrs):
             category = "extraction"  # a model call reading the conversation outside an answer
         seq = self._next()
         op_id = f"{op_name}#{seq}"
@@ -229,11 +186,11 @@ class _TraceBuilder:
             self._memory_write(span, op_id, operation)
         elif operation == keys.SEARCH or category == "retrieval":
             self._search(span, op_id)
-        elif _has_messages(attrs) or category in ("llm", "response"):
+        elif read.has_messages(attrs) or category in ("llm", "response"):
             self._model_call(span, op_id, is_answer=is_answer)
 
     def _memory_write(self, span: WireSpan, op_id: str, operation: str) -> None:
-        records = _records(span)
+        records = read.records(span)
         for record_id, record in records.items():
             previous = self.latest.get(record_id)
             if previous is not None and not previous[1]:
@@ -242,7 +199,7 @@ class _TraceBuilder:
             deleted = operation == keys.DELETE or change == keys.DELETE
             if deleted and (previous is None or previous[1]):
                 continue  # deleting what was never written: nothing to record
-            value = None if deleted else _record_value(record)
+            value = None if deleted else read.record_value(record)
             var_id = self._version(record_id, value, MEMORY_ENTRY, deleted=deleted)
             self._edge(op_id, var_id, "out")
 
@@ -253,7 +210,7 @@ class _TraceBuilder:
             query_id = self._version("query", query, "query")
             self._edge(op_id, query_id, "in")
             self.query_of_span[span.span_id] = query_id
-        records = _records(span)
+        records = read.records(span)
         for _trace, _span, link_attrs in span.links:
             record_id = link_attrs.get(keys.RECORD_ID)
             if isinstance(record_id, str):
@@ -263,7 +220,7 @@ class _TraceBuilder:
             current = self.latest.get(record_id)
             if current is not None and not current[1]:
                 self._edge(op_id, current[0], "in")
-            returned.append(_record_value(record))
+            returned.append(read.record_value(record))
         retrieved = self._version("retrieved", returned, "retrieved")
         self._edge(op_id, retrieved, "out")
         self.pending_retrieved[span.parent_id].append(retrieved)
@@ -272,7 +229,7 @@ class _TraceBuilder:
         attrs = span.attributes
         for var_id in self.pending_retrieved.pop(span.parent_id, []):
             self._edge(op_id, var_id, "in")
-        inputs = _messages(attrs.get(keys.INPUT_MESSAGES))
+        inputs = read.messages(attrs.get(keys.INPUT_MESSAGES))
         if not is_answer:
             for text in (t for role, t in inputs if role == "user"):
                 message = self.messages.get(text)
@@ -284,7 +241,7 @@ class _TraceBuilder:
         elif inputs:
             prompt = self._version(f"{op_id}.prompt", [t for _, t in inputs], "prompt")
             self._edge(op_id, prompt, "in")
-        outputs = _messages(attrs.get(keys.OUTPUT_MESSAGES))
+        outputs = read.messages(attrs.get(keys.OUTPUT_MESSAGES))
         if outputs:
             text = "\n".join(t for _, t in outputs)
             category = "prediction" if is_answer else "llm_response"
@@ -295,9 +252,10 @@ class _TraceBuilder:
                 self.pending_model_outputs[span.parent_id].append(out)
 
     def _asks(self, span: WireSpan, questions: set[str]) -> bool:
-        if not questions or _text_or_none(span.attributes.get(keys.OPERATION_NAME)) not in (keys.CHAT, None):
+        operation = read.text_or_none(span.attributes.get(keys.OPERATION_NAME))
+        if not questions or operation not in (keys.CHAT, None):
             return False
-        text = " ".join(t for _, t in _messages(span.attributes.get(keys.INPUT_MESSAGES)))
+        text = " ".join(t for _, t in read.messages(span.attributes.get(keys.INPUT_MESSAGES)))
         return any(q and q in text for q in questions)
 
     # -- cases --------------------------------------------------------------------------------
@@ -326,7 +284,7 @@ class _TraceBuilder:
         for sibling in reversed([s for s in self.spans if s.parent_id == span.parent_id]):
             if sibling.start <= span.start and isinstance(sibling.attributes.get(keys.QUERY_TEXT), str):
                 return sibling.attributes[keys.QUERY_TEXT]
-        users = [t for role, t in _messages(span.attributes.get(keys.INPUT_MESSAGES)) if role == "user"]
+        users = [t for role, t in read.messages(span.attributes.get(keys.INPUT_MESSAGES)) if role == "user"]
         return users[-1] if users else span.name
 
     def _case(
@@ -340,10 +298,10 @@ class _TraceBuilder:
     ) -> None:
         outputs = self.written_by_span.get(span.span_id, [])
         prediction_var = outputs[-1] if outputs else None
-        prediction = "\n".join(t for _, t in _messages(span.attributes.get(keys.OUTPUT_MESSAGES))) or None
+        prediction = "\n".join(t for _, t in read.messages(span.attributes.get(keys.OUTPUT_MESSAGES))) or None
         score, method = None, None
         if verdict is None:
-            verdict, score = _evaluated_verdict(span)
+            verdict, score = read.evaluated_verdict(span)
             method = "otel-evaluation" if verdict else None
         if verdict is None and gold and prediction is not None:
             hit = any(g.casefold() in prediction.casefold() for g in gold)
@@ -389,106 +347,3 @@ class _TraceBuilder:
             store.replace_run(self.run, rows)
         except sqlite3.IntegrityError as exc:
             raise FormatError(self.run.metadata["source"]["file"], f"inconsistent spans ({exc})") from None
-
-
-def _ordered(spans: list[WireSpan]) -> list[WireSpan]:
-    """Spans by start time, a parent before its children when they start together."""
-    ids = {s.span_id for s in spans}
-    depth: dict[str, int] = {}
-    parents = {s.span_id: s.parent_id for s in spans}
-
-    def depth_of(span_id: str) -> int:
-        if span_id not in depth:
-            seen, node, level = set(), parents.get(span_id), 0
-            while node in ids and node not in seen:
-                seen.add(node)
-                level += 1
-                node = parents.get(node)
-            depth[span_id] = level
-        return depth[span_id]
-
-    return sorted(spans, key=lambda s: (s.start, depth_of(s.span_id)))
-
-
-def _records(span: WireSpan) -> dict[str, Any]:
-    """The memory records a span names: `gen_ai.memory.records` entries, then the single record id."""
-    records: dict[str, Any] = {}
-    raw = span.attributes.get(keys.RECORDS)
-    if isinstance(raw, str):
-        try:
-            parsed = json.loads(raw)
-        except json.JSONDecodeError:
-            parsed = []
-        for record in parsed if isinstance(parsed, list) else []:
-            if isinstance(record, dict) and record.get("id") is not None:
-                records[str(record["id"])] = record
-    ids = span.attributes.get(keys.RECORD_IDS)
-    for record_id in ids if isinstance(ids, list) else []:
-        records.setdefault(str(record_id), {"id": str(record_id)})
-    single = span.attributes.get(keys.RECORD_ID)
-    if single is not None:
-        records.setdefault(str(single), {"id": str(single)})
-    return records
-
-
-def _record_value(record: Any) -> Any:
-    """What a memory unit version holds: the record's content (its id alone when none was captured)."""
-    if isinstance(record, dict) and record.get("content") is not None:
-        return {"id": record.get("id"), "memory": record["content"]}
-    return {"id": record.get("id") if isinstance(record, dict) else str(record)}
-
-
-def _messages(raw: Any) -> list[tuple[str, str]]:
-    """(role, text) of `gen_ai.input.messages` / `gen_ai.output.messages` (JSON, parts or content)."""
-    if not isinstance(raw, str):
-        return []
-    try:
-        parsed = json.loads(raw)
-    except json.JSONDecodeError:
-        return [("user", raw)]
-    out = []
-    for message in parsed if isinstance(parsed, list) else []:
-        if not isinstance(message, dict):
-            continue
-        role = str(message.get("role") or "user")
-        parts = message.get("parts")
-        if isinstance(parts, list):
-            text = "\n".join(
-                str(p.get("content")) for p in parts if isinstance(p, dict) and p.get("content") is not None
-            )
-        else:
-            text = str(message.get("content") or "")
-        if text:
-            out.append((role, text))
-    return out
-
-
-def _user_messages(attrs: dict[str, Any]) -> list[str]:
-    return [text for role, text in _messages(attrs.get(keys.INPUT_MESSAGES)) if role == "user"]
-
-
-def _has_messages(attrs: dict[str, Any]) -> bool:
-    return keys.INPUT_MESSAGES in attrs or keys.OUTPUT_MESSAGES in attrs
-
-
-def _evaluated_verdict(span: WireSpan) -> tuple[str | None, float | None]:
-    """The verdict a span's `gen_ai.evaluation.result` events give (labels first, then scores)."""
-    for name, _time, attrs in span.events:
-        if name != keys.EVALUATION_EVENT:
-            continue
-        if keys.ERROR_TYPE in attrs and keys.SCORE_LABEL not in attrs:
-            continue
-        label = str(attrs.get(keys.SCORE_LABEL, "")).strip().casefold()
-        score = attrs.get(keys.SCORE_VALUE)
-        score = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
-        if label in _PASS:
-            return "correct", score
-        if label in _FAIL:
-            return "wrong", score
-        if score is not None:
-            return ("correct" if score >= 0.5 else "wrong"), score
-    return None, None
-
-
-def _text_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None

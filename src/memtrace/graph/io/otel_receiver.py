@@ -18,7 +18,8 @@ from typing import Any
 from ..model import Run
 from ..store import Store
 from ._otlp_wire import WireSpan, decode_json, decode_protobuf
-from .otel_import import CaseSpec, import_spans
+from .otel_cases import CaseSpec
+from .otel_import import import_spans
 
 TRACES_PATH = "/v1/traces"
 #: Largest request body accepted (OTLP exporters send batches of a few hundred spans).
