@@ -116,9 +116,11 @@ class OtelSink:
                 span.end(end_time=max(_ns(spec.end), _ns(spec.start)))
 
     def case_updated(self, case: Case) -> None:
-        if case.verdict not in ("correct", "wrong") or case.id in self._judged:
+        if case.verdict not in ("correct", "wrong"):
             return
         with self._lock:
+            if case.id in self._judged:
+                return
             answer = self._producer.get(case.prediction_var or "")
             op = self._open_answers.pop(answer or "", None)
             self._judged.add(case.id)
