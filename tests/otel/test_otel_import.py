@@ -11,11 +11,12 @@ pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra is not ins
 
 from foreign_trace import QUESTION, foreign_spans
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from otel_pipeline import record_memory_pipeline
 
 import memtrace as mt
 from conftest import run_cli_in_process
 from memtrace.graph import FormatError, Workspace
-from memtrace.graph.io.otel import write_otlp_file
+from memtrace.graph.io.otel import run_spans, write_otlp_file
 from memtrace.graph.io.otel_cases import CaseSpec, read_cases_file
 from memtrace.graph.io.otel_import import import_otlp
 
@@ -138,3 +139,21 @@ def test_a_bad_cases_file_is_one_error_naming_it(tmp_path: Path, text: str, prob
     with pytest.raises(FormatError, match=problem) as raised:
         read_cases_file(cases)
     assert str(cases) in str(raised.value)
+
+
+@pytest.mark.parametrize("content", [False, True], ids=["ids-only", "with-content"])
+def test_an_exported_run_imports_with_the_same_memory_lifecycles(tmp_path: Path, content: bool) -> None:
+    run_id = record_memory_pipeline(tmp_path / "ws")
+    with Workspace(tmp_path / "ws") as ws:
+        original = ws.view(run_id)
+        expected = {u: [e.change for e in original.lifecycle(u)] for u in original.memory_units()}
+        values = {u: original.lifecycle(u)[-1].value for u in original.memory_units()}
+        write_otlp_file(run_spans(ws.store, run_id, content=content), tmp_path / "run.pb")
+        (imported,) = import_otlp(ws.store, tmp_path / "run.pb")
+        graph = ws.view(imported.id)
+        assert {u: [e.change for e in graph.lifecycle(u)] for u in graph.memory_units()} == expected
+        latest = {u: graph.lifecycle(u)[-1].value for u in graph.memory_units()}
+    if content:  # the record's text comes back as the unit's value
+        assert latest["mem-1"]["memory"] == values["mem-1"]["memory"] == "Caroline lives in Paris"
+    else:
+        assert latest["mem-1"] == {"id": "mem-1"}
