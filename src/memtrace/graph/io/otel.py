@@ -21,7 +21,6 @@ from ..model import MEMORY_ENTRY, Case, Run
 from ..store import Store
 from ..view import GraphView
 from .otel_spans import (
-    CASE_ID,
     EvaluationResult,
     SpanSpec,
     evaluation_event,
@@ -331,7 +330,6 @@ def _planned_ids_class() -> type:
 
 
 __all__ = [
-    "CASE_ID",
     "PROTOCOLS",
     "EvaluationResult",
     "emit",
