@@ -1,11 +1,9 @@
 """Attribution: for each failed case, the earliest decisive faulty operation and its error type."""
 
 from .flow import FlowMethod
-from .model import ERROR_TYPES, UNDETERMINED, Attribution, AttributionMethod, Cost, PathStep
+from .model import Attribution, AttributionMethod, Cost, PathStep
 
 __all__ = [
-    "ERROR_TYPES",
-    "UNDETERMINED",
     "Attribution",
     "AttributionMethod",
     "Cost",

@@ -15,12 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
 from ..graph import Case, GraphQueries, Store
-
-ERROR_TYPES = ("ExtractionError", "UpdateError", "DeletionError", "RetrievalError", "ResponseError")
-UNDETERMINED = "Undetermined"
-ErrorType = Literal[
-    "ExtractionError", "UpdateError", "DeletionError", "RetrievalError", "ResponseError", "Undetermined"
-]
+from ..vocabulary import ErrorType, Verdict, verdict_or_none
 
 
 @dataclass(slots=True)
@@ -52,7 +47,7 @@ class Attribution:
     run_id: str
     case_id: str
     op_id: str | None
-    error_type: str
+    error_type: ErrorType
     confidence: float
     explanation: str
     method: str
@@ -60,7 +55,7 @@ class Attribution:
     cost: Cost = field(default_factory=Cost)
     #: The verdict of replay verification (verdicts.py): answer-confirmed, flow-confirmed, by-elimination,
     #: refuted or not-verifiable; None until verified.
-    verified: str | None = None
+    verified: Verdict | None = None
     replay_run: str | None = None
     #: Written by verifiers before issue 10, which moved refuted claims to the answer step; no longer set.
     revised_from: dict[str, Any] | None = None
@@ -73,7 +68,7 @@ class Attribution:
 
     @property
     def determined(self) -> bool:
-        return self.error_type != UNDETERMINED
+        return self.error_type != ErrorType.UNDETERMINED
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -97,7 +92,7 @@ def settings_key(settings: dict[str, Any]) -> str:
 
 def undetermined(graph: GraphQueries, case: Case, method: str, reason: str, **extra: Any) -> Attribution:
     """An honest 'cannot decide', with the reason in the explanation."""
-    return Attribution(graph.run.id, case.id, None, UNDETERMINED, 0.0, reason, method, **extra)
+    return Attribution(graph.run.id, case.id, None, ErrorType.UNDETERMINED, 0.0, reason, method, **extra)
 
 
 # -- storage ------------------------------------------------------------------------------------
@@ -171,9 +166,9 @@ def _from_row(row: tuple) -> Attribution:
         case_id=row[1],
         method=row[2],
         op_id=row[4],
-        error_type=row[5],
+        error_type=ErrorType(row[5]),
         confidence=row[6],
-        verified=row[7],
+        verified=verdict_or_none(row[7]),
         replay_run=row[8],
         explanation=row[9],
         path=[PathStep(**step) for step in json.loads(row[10] or "[]")],

@@ -18,7 +18,6 @@ from rich.console import Console
 from rich.table import Table
 
 from ..attribution.engine import make_method
-from ..attribution.model import ERROR_TYPES, UNDETERMINED
 from ..datasets import load_dataset
 from ..filenames import safe_filename
 from ..graph import Workspace
@@ -28,6 +27,7 @@ from ..progress import progress_bar
 from ..systems import run_conversation
 from ..systems.registry import system_class
 from ..systems.replay import replay
+from ..vocabulary import MEMORY_ERROR_TYPES, CaseVerdict, ErrorType
 from .faults import Injection, Injector
 
 
@@ -114,7 +114,7 @@ def _plans(workspace: Path, runs: list[Any]) -> list[Injection]:
             graph = ws.view(run.run_id)
             injector = Injector(graph)
             for case in ws.cases(run.run_id):
-                if case.verdict == "correct":
+                if case.verdict == CaseVerdict.CORRECT:
                     plans.extend(injector.plan(case))
     return plans
 
@@ -147,7 +147,7 @@ def _accuracy(rows: list[tuple[str, Injection, Any]]) -> dict[str, Any]:
             "cases": n,
             "op_accuracy": sum(g.op_id == i.op_id for _, i, g in items) / n if n else None,
             "type_accuracy": sum(g.error_type == i.error_type for _, i, g in items) / n if n else None,
-            "undetermined": sum(g.error_type == UNDETERMINED for _, _, g in items),
+            "undetermined": sum(g.error_type == ErrorType.UNDETERMINED for _, _, g in items),
         }
 
     by_system: dict[str, list] = defaultdict(list)
@@ -242,7 +242,7 @@ def results_tables(result: dict[str, Any]) -> list[Table]:
         confusion = Table(
             title=f"Confusion of {next(iter(result['results']))} (rows injected)", title_justify="left"
         )
-        kinds = [*ERROR_TYPES, UNDETERMINED]
+        kinds = [*MEMORY_ERROR_TYPES, ErrorType.UNDETERMINED]
         confusion.add_column("injected")
         for kind in kinds:
             confusion.add_column(kind.replace("Error", ""), justify="right")

@@ -21,12 +21,13 @@ from rich.table import Table
 
 from ..attribution.engine import make_method
 from ..attribution.evidence import METHODS as EVIDENCE_METHODS
-from ..attribution.model import ERROR_TYPES, UNDETERMINED, Attribution, save_attribution, settings_key
+from ..attribution.model import Attribution, save_attribution, settings_key
 from ..graph import MemtraceError, Workspace
 from ..graph.io import load_memtracebench
 from ..progress import progress_bar
+from ..vocabulary import MEMORY_ERROR_TYPES, ErrorType
 
-NON_MEMORY = ("AnnotationError", "JudgeError")
+NON_MEMORY = (ErrorType.ANNOTATION, ErrorType.JUDGE)
 
 
 def evaluate_memtracebench(
@@ -117,7 +118,7 @@ def score(items: list[tuple[Any, Attribution]]) -> dict[str, Any]:
         "non_memory_labels": len(items) - n,
         "op_accuracy": _share(sum(a.op_id == g.op_id for g, a in memory), n),
         "type_accuracy": _share(sum(a.error_type == g.error_type for g, a in memory), n),
-        "undetermined_rate": _share(sum(a.error_type == UNDETERMINED for _, a in memory), n),
+        "undetermined_rate": _share(sum(a.error_type == ErrorType.UNDETERMINED for _, a in memory), n),
         "avg_tokens": _share(sum(a.cost.input_tokens + a.cost.output_tokens for _, a in memory), n),
         "avg_seconds": _share(sum(a.cost.seconds for _, a in memory), n),
         "confusion": {gold: dict(row) for gold, row in sorted(confusion.items())},
@@ -147,7 +148,7 @@ def results_table(result: dict[str, Any]) -> Table:
 
 
 def confusion_table(result: dict[str, Any]) -> Table:
-    predicted = [*ERROR_TYPES, UNDETERMINED]
+    predicted = [*MEMORY_ERROR_TYPES, ErrorType.UNDETERMINED]
     table = Table(title="Confusion (rows gold, columns attributed)", title_justify="left")
     table.add_column("gold")
     for kind in predicted:

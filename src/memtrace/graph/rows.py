@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..vocabulary import case_verdict_or_none
 from .model import Case, Edge, Operation, Run, VariableVersion
 from .values import fast_json
 
@@ -82,7 +83,7 @@ def case_from_row(row: Sequence[Any]) -> Case:
         gold=loads_or(row[3], []),
         prediction=row[4],
         prediction_var=row[5],
-        verdict=row[6],
+        verdict=case_verdict_or_none(row[6]),
         score=row[7],
         evidence=loads_or(row[8], []),
         category=row[9],
@@ -99,7 +100,7 @@ def case_row(case: Case) -> tuple:
         dumps_or_none(case.gold),
         case.prediction,
         case.prediction_var,
-        case.verdict,
+        None if case.verdict is None else str(case.verdict),  # a plain str: the journal marshals rows
         case.score,
         dumps_or_none(case.evidence),
         case.category,

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..vocabulary import error_type_or_none
 from .connect import connect_read_only, connect_writable, is_writable
 from .copying import materialize_prefix, pending_prefix
 from .errors import AmbiguousRunError, NotFoundError, WorkspaceError
@@ -309,7 +310,7 @@ class Store:
             if run_id is None
             else self.conn.execute(sql + " WHERE run=? ORDER BY id", (run_id,)).fetchall()
         )
-        return [Annotation(*row) for row in rows]
+        return [Annotation(row[0], row[1], error_type_or_none(row[2]), *row[3:]) for row in rows]
 
     @staticmethod
     def insert_run_in(conn: sqlite3.Connection, run: Run) -> None:

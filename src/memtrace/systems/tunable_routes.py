@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..vocabulary import ErrorType
+
 CASE = 2  # direction decided per case by `answer_direction`
 
-EXTRACTION = frozenset({"ExtractionError"})
-UPDATE = frozenset({"UpdateError", "DeletionError"})
-RETRIEVAL = frozenset({"RetrievalError"})
-RESPONSE = frozenset({"ResponseError"})
+EXTRACTION = frozenset({ErrorType.EXTRACTION})
+UPDATE = frozenset({ErrorType.UPDATE, ErrorType.DELETION})
+RETRIEVAL = frozenset({ErrorType.RETRIEVAL})
+RESPONSE = frozenset({ErrorType.RESPONSE})
 ANY = EXTRACTION | UPDATE | RETRIEVAL | RESPONSE
 
 
@@ -96,7 +98,7 @@ CATEGORY_ROUTES: dict[str, tuple[Route, ...]] = {
 }
 
 
-def routes_for(system: str, op_name: str, op_category: str | None, error_type: str) -> list[Route]:
+def routes_for(system: str, op_name: str, op_category: str | None, error_type: ErrorType) -> list[Route]:
     """The routes of `system` for an attribution at an operation named `op_name` with `error_type`."""
     routes = [r for r in ROUTES.get(system, ()) if op_name in r.ops]
     if not routes:
