@@ -14,7 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .graph import FormatError, MemtraceError, NotFoundError, Workspace, WorkspaceError
+from .errors import FormatError, MemtraceError, NotFoundError, WorkspaceError
+from .graph import Workspace
 from .graph import open_workspace as open
 from .trace import (
     current_op,

@@ -18,8 +18,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import RECOVERABLE_ERRORS
 from ..graph import Case, GraphQueries
-from ..llm import RECOVERABLE_ERRORS, LLMClient, usage_scope
+from ..llm import LLMClient, usage_scope
 from ..vocabulary import MEMORY_ERROR_TYPES, CaseVerdict, ErrorType
 from .agent_tools import MAX_FRONTIER, TOOL_DOCS, AgentTools, Finish
 from .model import Attribution, AttributionMethod, Cost, PathStep, undetermined

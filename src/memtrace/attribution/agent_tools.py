@@ -16,7 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..graph import Case, GraphQueries, NotFoundError
+from ..errors import NotFoundError
+from ..graph import Case, GraphQueries
 from ..graph.model import OP_CATEGORIES
 from ..vocabulary import MEMORY_ERROR_TYPES, ErrorType
 from .agent_args import required_args, with_aliases

@@ -13,8 +13,9 @@ import hashlib
 import time
 from typing import Any
 
+from ..errors import RECOVERABLE_ERRORS
 from ..graph import Case, GraphQueries, Operation
-from ..llm import RECOVERABLE_ERRORS, LLMClient, usage_scope
+from ..llm import LLMClient, usage_scope
 from ..vocabulary import MEMORY_ERROR_TYPES, CaseVerdict, ErrorType
 from .model import Attribution, Cost, PathStep, undetermined
 from .render import all_ops, clip, log_blocks

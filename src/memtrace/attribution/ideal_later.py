@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..graph import Case, GraphQueries, MemtraceError, Workspace
+from ..errors import MemtraceError, UntrustedSnapshotError
+from ..graph import Case, GraphQueries, Workspace
 from ..systems.replay import replay
 from ..systems.rules import untag
-from ..systems.signing import UntrustedSnapshotError
 from ..vocabulary import Verdict
 from .anatomy import case_anatomy
 from .confirm import carrying_part

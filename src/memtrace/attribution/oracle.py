@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..graph import Case, GraphQueries, MemtraceError, Workspace
+from ..errors import MemtraceError, UntrustedSnapshotError
+from ..graph import Case, GraphQueries, Workspace
 from ..graph.values import value_text
 from ..systems.replay import replay
 from ..systems.rules import untag
-from ..systems.signing import UntrustedSnapshotError
 from ..vocabulary import ErrorType
 from .anatomy import case_anatomy
 from .evidence import dated_message

@@ -15,10 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..graph import Case, GraphQueries, MemtraceError, Workspace
+from ..errors import MemtraceError, UntrustedSnapshotError
+from ..graph import Case, GraphQueries, Workspace
 from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
-from ..systems.signing import UntrustedSnapshotError
 from ..vocabulary import ErrorType, Verdict
 from .anatomy import case_anatomy
 from .confirm import (

@@ -30,7 +30,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..attribution.evidence import DEFAULT_K, QUERY_MODES, RETRIEVERS, EvidenceLocator, build_query
-from ..graph import Case, MemtraceError, Workspace
+from ..errors import MemtraceError
+from ..graph import Case, Workspace
 from ..graph.store import db_path_for
 from ..progress import progress_bar
 from ..retrieval import Embedder

@@ -22,7 +22,8 @@ from rich.table import Table
 from ..attribution.engine import make_method
 from ..attribution.evidence import METHODS as EVIDENCE_METHODS
 from ..attribution.model import Attribution, save_attribution, settings_key
-from ..graph import MemtraceError, Workspace
+from ..errors import MemtraceError
+from ..graph import Workspace
 from ..graph.io import load_memtracebench
 from ..progress import progress_bar
 from ..vocabulary import MEMORY_ERROR_TYPES, ErrorType

@@ -16,8 +16,9 @@ from rich.progress import Progress
 from rich.rule import Rule
 
 from .. import __version__
+from ..errors import MemtraceError
 from ..filenames import safe_filename
-from ..graph import MemtraceError, Workspace
+from ..graph import Workspace
 from ..progress import progress_bar
 from . import consoles, failures, render
 from .consoles import rule_width

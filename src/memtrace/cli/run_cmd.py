@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..datasets import load_dataset
-from ..graph import MemtraceError
+from ..errors import MemtraceError
 from ..progress import progress_bar
 from ..systems import RunResult, run_conversation
 from ..systems.registry import SYSTEMS, system_class

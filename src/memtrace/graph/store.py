@@ -13,10 +13,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..errors import AmbiguousRunError, NotFoundError, WorkspaceError
 from ..vocabulary import error_type_or_none
 from .connect import connect_read_only, connect_writable, is_writable
 from .copying import materialize_prefix, pending_prefix
-from .errors import AmbiguousRunError, NotFoundError, WorkspaceError
 from .journal import IngestProgress, ingest_journals, warn_unindexed_journals
 from .model import Annotation, Case, Edge, Operation, Run, VariableVersion
 from .rows import (

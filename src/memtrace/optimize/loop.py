@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..errors import OptimizeError
 from ..llm import usage_scope
 from ..systems.base import SystemConfig
 from ..systems.registry import system_class
@@ -26,7 +27,7 @@ from .diagnose import diagnose
 from .evaluate import Evaluator, Score
 from .history import OptimizeResult, RoundRecord, save_history
 from .proposals import Proposal, propose, value_key
-from .splits import OptimizeError, Split, make_split
+from .splits import Split, make_split
 from .tunables import changed, config_hash
 
 #: The decision of a round whose training run had nothing wrong: no attribution, nothing to tune.

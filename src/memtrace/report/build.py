@@ -16,7 +16,8 @@ from ..attribution.anatomy import case_anatomy
 from ..attribution.engine import attribute
 from ..attribution.evidence import locator_for
 from ..attribution.model import Attribution, load_attributions
-from ..graph import Case, Graph, MemtraceError, NotFoundError, Run, Workspace
+from ..errors import MemtraceError, NotFoundError
+from ..graph import Case, Graph, Run, Workspace
 from .funnel import FunnelEntry, funnel_entry, summarize_funnels
 from .model import (
     Example,

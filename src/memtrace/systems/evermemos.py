@@ -37,7 +37,7 @@ from pydantic import BaseModel
 import memtrace as mt
 
 from ..datasets import Question, Session
-from ..llm import RECOVERABLE_ERRORS
+from ..errors import RECOVERABLE_ERRORS
 from ..retrieval import Hit, HybridIndex, rrf_fuse, tokenize
 from .answering import answer_question
 from .base import Answer, MemorySystem, Message, SystemConfig

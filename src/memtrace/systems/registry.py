@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..graph import MemtraceError
+from ..errors import MemtraceError
 from .base import MemorySystem
 
 SYSTEMS = {

@@ -22,8 +22,9 @@ from typing import Any
 import memtrace as mt
 
 from ..datasets import Conversation, Question
+from ..errors import RECOVERABLE_ERRORS
 from ..eval import Judge, make_judge
-from ..llm import RECOVERABLE_ERRORS, usage_scope
+from ..llm import usage_scope
 from ..trace import Recorder
 from .base import MemorySystem, Message
 from .snapshots import SnapshotWriter

@@ -19,7 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import FormatError
+from ...errors import FormatError
 from ..store import Store
 
 #: smartcomment's time stamp format (local time, millisecond resolution when it writes one).

@@ -12,8 +12,8 @@ import time
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from ...errors import FormatError
 from ...vocabulary import CaseVerdict, ErrorType
-from ..errors import FormatError
 from ..model import JUDGE_OP_NAME, QUERY_VAR, Annotation, Case
 from ._common import answer_list, unquote, vocabulary_word
 

@@ -22,9 +22,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
+from ...errors import FormatError, WorkspaceError
 from ...vocabulary import CaseVerdict, ErrorType
 from ..checkpoints import rebuild_checkpoints
-from ..errors import FormatError, WorkspaceError
 from ..model import Annotation, Run
 from ..rows import dumps_or_none, loads_or
 from ..store import CASE_COLUMNS, EDGE_COLUMNS, OP_COLUMNS, VAR_COLUMNS, Store

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...errors import FormatError, WorkspaceError
 from ..checkpoints import rebuild_checkpoints
-from ..errors import FormatError, WorkspaceError
 from ..model import MEMORY_ENTRY, RUN_COMPLETE, Annotation, Case, Edge, Operation, Run, VariableVersion
 from ..rows import case_row, edge_row, op_row, var_row
 from ..store import Store
