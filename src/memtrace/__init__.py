@@ -6,17 +6,19 @@ with mt.run("ws/", name="conv-26", system="mem0") as run:
         op.input("message", text, category="message")
         op.output("extracted_facts", facts)
 ws = mt.open("ws/")
-results = mt.attribute(ws)                  # loaded on first use, see __getattr__
+results = mt.attribute(ws)
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
+from .attribution.engine import attribute
+from .attribution.model import Attribution
+from .attribution.verdicts import Verification
+from .attribution.verify import verify
 from .errors import FormatError, MemtraceError, NotFoundError, WorkspaceError
 from .graph import Workspace
 from .graph import open_workspace as open
+from .systems.replay import ReplayResult, replay
 from .trace import (
     current_op,
     current_run,
@@ -30,49 +32,21 @@ from .trace import (
     track,
 )
 from .trace.memory import CANCEL, DELETE
-
-if TYPE_CHECKING:
-    from .attribution.engine import attribute
-    from .attribution.model import Attribution
-    from .attribution.verdicts import Verification
-    from .attribution.verify import verify
-    from .systems.replay import ReplayResult, replay
+from .vocabulary import CaseVerdict, ErrorType, Verdict
 
 __version__ = "0.1.0"
-
-#: Public names that live in upper layers. The systems import this package while they load, so these
-#: are imported on first access (PEP 562) rather than here, which would be an import cycle.
-LAZY_EXPORTS: dict[str, str] = {
-    "attribute": "memtrace.attribution.engine",
-    "Attribution": "memtrace.attribution.model",
-    "verify": "memtrace.attribution.verify",
-    "Verification": "memtrace.attribution.verdicts",
-    "replay": "memtrace.systems.replay",
-    "ReplayResult": "memtrace.systems.replay",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = LAZY_EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memtrace' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *LAZY_EXPORTS})
-
 
 __all__ = [
     "CANCEL",
     "DELETE",
     "Attribution",
+    "CaseVerdict",
+    "ErrorType",
     "FormatError",
     "MemtraceError",
     "NotFoundError",
     "ReplayResult",
+    "Verdict",
     "Verification",
     "Workspace",
     "WorkspaceError",

@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import MemtraceError, UntrustedSnapshotError
 from ..graph import Case, GraphQueries, Workspace
 from ..systems.replay import replay
-from ..systems.rules import untag
+from ..text import untag
 from ..vocabulary import Verdict
 from .anatomy import case_anatomy
 from .confirm import carrying_part

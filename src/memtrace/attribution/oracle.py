@@ -15,7 +15,7 @@ from ..errors import MemtraceError, UntrustedSnapshotError
 from ..graph import Case, GraphQueries, Workspace
 from ..graph.values import value_text
 from ..systems.replay import replay
-from ..systems.rules import untag
+from ..text import untag
 from ..vocabulary import ErrorType
 from .anatomy import case_anatomy
 from .evidence import dated_message

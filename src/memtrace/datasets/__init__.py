@@ -14,6 +14,7 @@ import dataclasses
 from pathlib import Path
 
 from ..errors import DatasetSpecError
+from ..text import parse_when  # re-exported: the date format datasets are read with
 from .locomo import load_locomo
 from .longmemeval import load_longmemeval
 from .model import (
@@ -29,7 +30,6 @@ from .model import (
     Question,
     Session,
     Turn,
-    parse_when,
 )
 from .sample import sample_conversation
 

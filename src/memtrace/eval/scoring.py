@@ -31,8 +31,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Literal
 
-from ..retrieval.stem import porter_stem
-from ..retrieval.text import split_cjk
+from ..text import porter_stem, split_cjk
 
 Gold = str | int | float | Sequence[str | int | float]
 Rule = Literal["f1", "multi-answer", "first-alternative", "unanswerable"]

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-import memtrace as mt
-
+from .. import trace
 from ..datasets import Question, Session
 from ..retrieval import BM25Index, HybridIndex
+from ..text import tagged_line
 from .answering import answer_question
 from .base import Answer, MemorySystem, Message, SystemConfig
 from .long_context import estimate_tokens
-from .rules import tagged_line
 
 BUFFER = "message_buffer"
 
@@ -54,7 +53,7 @@ class RAGSystem(MemorySystem):
         tokens = estimate_tokens(line)
         if self.buffer and self.buffer_tokens + tokens > self.config.chunk_tokens:
             self._add_document()
-        with mt.op("buffer_message", category="construction") as op:
+        with trace.op("buffer_message", category="construction") as op:
             op.use(message.var)
             self.buffer.append((message.var, line))
             self.buffer_tokens += tokens
@@ -70,7 +69,7 @@ class RAGSystem(MemorySystem):
 
     def _add_document(self) -> None:
         run = self.recorder
-        with mt.op("add_document", category="construction", chunk_tokens=self.config.chunk_tokens) as op:
+        with trace.op("add_document", category="construction", chunk_tokens=self.config.chunk_tokens) as op:
             if self.buffer_var:
                 op.use(self.buffer_var)
             for var, _ in self.buffer:
@@ -92,7 +91,7 @@ class RAGSystem(MemorySystem):
 
     def answer(self, question: Question) -> Answer:
         run = self.recorder
-        with mt.op("retrieve", category="retrieval", top_k=self.config.top_k) as op:
+        with trace.op("retrieve", category="retrieval", top_k=self.config.top_k) as op:
             query = op.input("query", question.question, category="query")
             hits = self.index.search(question.question, self.config.top_k)
             for hit in hits:
