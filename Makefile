@@ -47,6 +47,7 @@ demo: venv
 test: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/pytest -q
 
 format: venv

@@ -19,7 +19,6 @@ from rich.table import Table
 
 from ..attribution.engine import make_method
 from ..datasets import load_dataset
-from ..filenames import safe_filename
 from ..graph import Workspace
 from ..graph.io import export_smartcomment
 from ..graph.journal import ingest_journal, journal_path
@@ -27,6 +26,7 @@ from ..progress import progress_bar
 from ..systems import run_conversation
 from ..systems.registry import system_class
 from ..systems.replay import replay
+from ..text import safe_filename
 from ..vocabulary import MEMORY_ERROR_TYPES, CaseVerdict, ErrorType
 from .faults import Injection, Injector
 

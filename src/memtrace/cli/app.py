@@ -17,9 +17,9 @@ from rich.rule import Rule
 
 from .. import __version__
 from ..errors import MemtraceError
-from ..filenames import safe_filename
 from ..graph import Workspace
 from ..progress import progress_bar
+from ..text import safe_filename
 from . import consoles, failures, render
 from .consoles import rule_width
 from .llm_options import (

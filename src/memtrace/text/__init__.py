@@ -1,4 +1,4 @@
-"""Text helpers every layer shares: tokens and stems, message-id tags, dates.
+"""Text helpers every layer shares: tokens and stems, message-id tags, dates, safe file names.
 
 Pure string functions with no memtrace imports but each other, so retrieval, eval, datasets, the
 systems and attribution all read and write text the same way (and importing them loads no numpy).
@@ -7,6 +7,7 @@ systems and attribution all read and write text the same way (and importing them
 """
 
 from .dates import format_date, parse_when, resolve_date, session_date_text
+from .filenames import safe_filename
 from .stem import porter_stem
 from .tags import tag_lines, tagged_line, untag, untagged
 from .tokens import ENGLISH_STOPWORDS, split_cjk, tokenize
@@ -17,6 +18,7 @@ __all__ = [
     "parse_when",
     "porter_stem",
     "resolve_date",
+    "safe_filename",
     "session_date_text",
     "split_cjk",
     "tag_lines",
