@@ -12,11 +12,11 @@ from rich.table import Table
 
 from ..datasets import load_dataset
 from ..errors import MemtraceError
-from ..progress import progress_bar
 from ..systems import RunResult, run_conversation
 from ..systems.registry import SYSTEMS, system_class
 from .consoles import styled
 from .llm_options import LLMLimits, choose_judge, probe_judge
+from .progress import progress_bar
 
 
 def run_command(

@@ -10,7 +10,6 @@ confirmed) is routed to tunables (routing.py). Confirmed attributions rank a tun
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,12 +18,11 @@ from ..attribution.engine import attribute, make_method
 from ..attribution.model import Attribution, save_attribution, settings_key
 from ..attribution.verify import verify
 from ..graph import Workspace
+from ..progress import Progress
 from ..vocabulary import CONFIRMED_VERDICTS, ErrorType
 from .routing import route
 
 EXAMPLES = 6
-
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(slots=True)

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from ..errors import OptimizeError
 from ..llm import usage_scope
+from ..progress import Progress
 from ..systems.base import SystemConfig
 from ..systems.registry import system_class
 from .bootstrap import paired_bootstrap
@@ -33,7 +34,6 @@ from .tunables import changed, config_hash
 #: The decision of a round whose training run had nothing wrong: no attribution, nothing to tune.
 NO_FAILURES = "no failures to learn from: every training question was answered correctly"
 
-Progress = Callable[[str, int, int], None]
 RoundHook = Callable[[RoundRecord], None]
 
 
