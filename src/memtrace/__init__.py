@@ -31,7 +31,9 @@ from .trace import (
     traced,
     track,
 )
-from .trace.memory import CANCEL, DELETE
+from .trace.in_memory import InMemorySink
+from .trace.patch import CANCEL, DELETE, Patch
+from .trace.sink import Sink
 from .vocabulary import CaseVerdict, ErrorType, Verdict
 
 __version__ = "0.1.0"
@@ -43,9 +45,12 @@ __all__ = [
     "CaseVerdict",
     "ErrorType",
     "FormatError",
+    "InMemorySink",
     "MemtraceError",
     "NotFoundError",
+    "Patch",
     "ReplayResult",
+    "Sink",
     "Verdict",
     "Verification",
     "Workspace",
