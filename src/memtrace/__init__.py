@@ -12,12 +12,15 @@ results = mt.attribute(ws)
 from __future__ import annotations
 
 from .attribution.engine import attribute
+from .attribution.methods import register_attributor
 from .attribution.model import Attribution
 from .attribution.verdicts import Verification
 from .attribution.verify import verify
 from .errors import FormatError, MemtraceError, NotFoundError, WorkspaceError
 from .graph import Workspace
 from .graph import open_workspace as open
+from .systems.base import MemorySystem, SystemConfig
+from .systems.registry import register_system
 from .systems.replay import ReplayResult, replay
 from .trace import (
     current_op,
@@ -46,11 +49,13 @@ __all__ = [
     "ErrorType",
     "FormatError",
     "InMemorySink",
+    "MemorySystem",
     "MemtraceError",
     "NotFoundError",
     "Patch",
     "ReplayResult",
     "Sink",
+    "SystemConfig",
     "Verdict",
     "Verification",
     "Workspace",
@@ -65,6 +70,8 @@ __all__ = [
     "op",
     "open",
     "propagate",
+    "register_attributor",
+    "register_system",
     "replay",
     "run",
     "traced",

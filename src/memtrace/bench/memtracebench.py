@@ -23,6 +23,7 @@ from ..errors import MemtraceError
 from ..graph import Workspace
 from ..graph.io import load_memtracebench
 from ..progress import Progress, no_progress
+from ..systems.registry import memtracebench_splits
 from ..vocabulary import ErrorType
 
 NON_MEMORY = (ErrorType.ANNOTATION, ErrorType.JUDGE)
@@ -52,7 +53,7 @@ def evaluate_memtracebench(
         workspace = Path(scratch.name)
     try:
         with Workspace(workspace, create=True) as ws:
-            runs = load_memtracebench(ws.store, directory, splits=splits)
+            runs = load_memtracebench(ws.store, directory, splits=splits, systems=memtracebench_splits())
             options: dict[str, Any] = {"evidence": evidence} if method == "flow" else {}
             chosen = make_method(method, llm=llm, scorer=scorer, **options)
             key = settings_key(chosen.settings())

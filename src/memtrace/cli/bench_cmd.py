@@ -40,7 +40,9 @@ def bench_memtracebench(
         Path | None,
         typer.Argument(metavar="WORKSPACE", help="Keep the imported graphs in this workspace."),
     ] = None,
-    method: Annotated[str, typer.Option(help="flow, agent, all-at-once, last-op or random.")] = "flow",
+    method: Annotated[
+        str, typer.Option(help="flow, agent, all-at-once, last-op, random or a plugin.")
+    ] = "flow",
     split: Annotated[list[str] | None, typer.Option(help="Splits to evaluate (default all).")] = None,
     workspace_alias: WorkspaceAlias = None,
     llm: Annotated[str, typer.Option(help="offline, or openai for the LLM methods.")] = "offline",
@@ -143,7 +145,7 @@ def bench_faults(
     out = out if out is not None else workspace / "faults"
     with rich_progress(console) as progress:
         result = fault_benchmark(
-            system_names(system),
+            system_names(system, offline=True),  # fault injection replays offline
             dataset,
             workspace,
             out,
