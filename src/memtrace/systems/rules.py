@@ -14,9 +14,8 @@ import re
 from datetime import datetime
 
 from ..datasets import NOT_MENTIONED
-from ..text import format_date, resolve_date, tokenize
+from ..text import format_date, resolve_date, sentences, tokenize
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])")
 _FIRST_PERSON = [
     (re.compile(r"\bI'm\b"), "{s} is"),
     (re.compile(r"\bI've\b"), "{s} has"),
@@ -37,10 +36,6 @@ _CAPITALISED = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of\s+|the\s+|and\s+)?[A-Z][\w
 _NAMED = re.compile(r"\b(?:named|called)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
 _PLACE = re.compile(r"\b(?:to|in|at|from|near)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
 _NUMBER = re.compile(r"\b(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I)
-
-
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
 
 
 def third_person(sentence: str, speaker: str) -> str:

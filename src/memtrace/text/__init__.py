@@ -10,7 +10,7 @@ from .dates import format_date, parse_when, resolve_date, session_date_text
 from .filenames import safe_filename
 from .stem import porter_stem
 from .tags import tag_lines, tagged_line, untag, untagged
-from .tokens import ENGLISH_STOPWORDS, split_cjk, tokenize
+from .tokens import ENGLISH_STOPWORDS, sentences, split_cjk, tokenize
 
 __all__ = [
     "ENGLISH_STOPWORDS",
@@ -19,6 +19,7 @@ __all__ = [
     "porter_stem",
     "resolve_date",
     "safe_filename",
+    "sentences",
     "session_date_text",
     "split_cjk",
     "tag_lines",
