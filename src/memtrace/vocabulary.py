@@ -1,14 +1,17 @@
 """The words memtrace stores and compares: error types, case verdicts, verification verdicts.
 
-This module is the ground of the layers (docs/architecture.md): it imports nothing of memtrace, so
-every layer, graph/ included, may use it. The members are `StrEnum`s: each is the very string that
-was stored before they existed, so workspaces and JSON written earlier read unchanged, and a member
-compares equal to its string.
+This module is the ground of the layers (docs/architecture.md): it imports nothing of memtrace but
+errors.py, so every layer, graph/ included, may use it. The members are `StrEnum`s: each is the very
+string that was stored before they existed, so workspaces and JSON written earlier read unchanged,
+and a member compares equal to its string. A stored word outside the vocabulary reads as a
+WorkspaceError naming it.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+
+from .errors import WorkspaceError
 
 
 class ErrorType(StrEnum):
@@ -84,15 +87,24 @@ NOT_VERIFIED = "not verified"
 
 
 def error_type_or_none(text: str | None) -> ErrorType | None:
-    """A stored error type read back (None stays None); a value outside the taxonomy raises ValueError."""
-    return None if text is None else ErrorType(text)
+    """A stored error type read back (None stays None)."""
+    return None if text is None else _stored(ErrorType, text, "error type")
 
 
 def verdict_or_none(text: str | None) -> Verdict | None:
     """A stored verification verdict read back (None: not verified yet)."""
-    return None if text is None else Verdict(text)
+    return None if text is None else _stored(Verdict, text, "verification verdict")
 
 
 def case_verdict_or_none(text: str | None) -> CaseVerdict | None:
     """A stored case verdict read back (None: not judged)."""
-    return None if text is None else CaseVerdict(text)
+    return None if text is None else _stored(CaseVerdict, text, "case verdict")
+
+
+def _stored[T: StrEnum](kind: type[T], text: str, what: str) -> T:
+    """A stored word as its member; a word outside the vocabulary is named, not a bare ValueError."""
+    try:
+        return kind(text)
+    except ValueError:
+        known = ", ".join(kind)
+        raise WorkspaceError(f"a stored {what} {text!r} is not one of {known}") from None

@@ -10,7 +10,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from ..vocabulary import ErrorType, Verdict, verdict_or_none
+from ..vocabulary import ErrorType, Verdict, error_type_or_none, verdict_or_none
 from .rows import dumps_or_none, loads_or
 
 _COLUMNS = (
@@ -112,7 +112,7 @@ def _from_row(row: tuple) -> AttributionRow:
         method=row[2],
         settings_key=row[3],
         op_id=row[4],
-        error_type=ErrorType(row[5]),
+        error_type=error_type_or_none(row[5]),  # type: ignore[arg-type]  # the column is NOT NULL
         confidence=row[6],
         verified=verdict_or_none(row[7]),
         replay_run=row[8],
