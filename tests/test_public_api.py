@@ -39,7 +39,7 @@ def imports_the_root(node: ast.AST) -> bool:
 
 
 def test_no_layer_below_the_front_doors_imports_the_root_package() -> None:
-    """The systems once imported `memtrace` itself, which forced the root's upper-layer exports to be lazy."""
+    """The systems once imported `memtrace` itself, which made a cycle of the root's upper-layer exports."""
     offenders = []
     for path in PACKAGE.rglob("*.py"):
         if path.relative_to(PACKAGE).parts[0] in ("cli", "ui"):
@@ -66,3 +66,14 @@ def test_no_import_order_makes_a_cycle(first: str) -> None:
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'replya'"):
         _ = mt.replya  # type: ignore[attr-defined]
+
+
+def test_importing_memtrace_to_record_loads_no_upper_layer() -> None:
+    """Recording needs only the tracing API: the attributors, systems and numpy load on first use."""
+    out = python(
+        "import sys\nimport memtrace as mt\n"
+        "heavy = ('numpy', 'memtrace.attribution', 'memtrace.systems')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "mt.attribute\nprint('memtrace.attribution' in sys.modules)"
+    )
+    assert out.splitlines() == ["[]", "True"]

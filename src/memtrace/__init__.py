@@ -11,17 +11,11 @@ results = mt.attribute(ws)
 
 from __future__ import annotations
 
-from .attribution.engine import attribute
-from .attribution.methods import register_attributor
-from .attribution.model import Attribution
-from .attribution.verdicts import Verification
-from .attribution.verify import verify
+from typing import TYPE_CHECKING, Any
+
 from .errors import FormatError, MemtraceError, NotFoundError, WorkspaceError
 from .graph import Workspace
 from .graph import open_workspace as open
-from .systems.base import MemorySystem, SystemConfig
-from .systems.registry import register_system
-from .systems.replay import ReplayResult, replay
 from .trace import (
     current_op,
     current_run,
@@ -38,6 +32,47 @@ from .trace.in_memory import InMemorySink
 from .trace.patch import CANCEL, DELETE, Patch
 from .trace.sink import Sink
 from .vocabulary import CaseVerdict, ErrorType, Verdict
+
+if TYPE_CHECKING:
+    from .attribution.engine import attribute
+    from .attribution.methods import register_attributor
+    from .attribution.model import Attribution
+    from .attribution.verdicts import Verification
+    from .attribution.verify import verify
+    from .systems.base import MemorySystem, SystemConfig
+    from .systems.registry import register_system
+    from .systems.replay import ReplayResult, replay
+
+#: Upper-layer exports, imported on first use: a process that only records never loads numpy,
+#: the retrievers or the attributors (`import memtrace` stays as cheap as the tracing API).
+_LAZY_EXPORTS = {
+    "attribute": ".attribution.engine",
+    "register_attributor": ".attribution.methods",
+    "Attribution": ".attribution.model",
+    "Verification": ".attribution.verdicts",
+    "verify": ".attribution.verify",
+    "MemorySystem": ".systems.base",
+    "SystemConfig": ".systems.base",
+    "register_system": ".systems.registry",
+    "ReplayResult": ".systems.replay",
+    "replay": ".systems.replay",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY_EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memtrace' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_EXPORTS))
+
 
 __version__ = "0.1.0"
 
