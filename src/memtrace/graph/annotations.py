@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ..vocabulary import error_type_or_none
 from .model import Annotation
 
 _COLUMNS = "run, case_id, error_type, op, note, author, created_at"
@@ -44,4 +45,4 @@ def load_annotations(
         rows = conn.execute(sql + " WHERE run=? ORDER BY id", (run_id,)).fetchall()
     else:
         rows = conn.execute(sql + " WHERE run=? AND case_id=? ORDER BY id", (run_id, case_id)).fetchall()
-    return [Annotation(*row) for row in rows]
+    return [Annotation(row[0], row[1], error_type_or_none(row[2]), *row[3:]) for row in rows]

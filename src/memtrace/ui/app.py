@@ -22,8 +22,8 @@ from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..attribution.model import ERROR_TYPES
 from ..graph import AmbiguousRunError, Annotation, NotFoundError, Workspace
+from ..vocabulary import MEMORY_ERROR_TYPES, NON_MEMORY_ERROR_TYPES
 from .context import RunContexts
 from .memory import memory_diff, memory_state
 from .operation import operation_detail
@@ -33,7 +33,7 @@ from .subgraph import case_subgraph
 
 HERE = Path(__file__).parent
 #: The labels a person may give: the memory taxonomy plus the two non-memory labels.
-LABELS = (*ERROR_TYPES, "AnnotationError", "JudgeError")
+LABELS: tuple[str, ...] = tuple(str(t) for t in (*MEMORY_ERROR_TYPES, *NON_MEMORY_ERROR_TYPES))
 T = TypeVar("T")
 #: Case stories kept for the graph requests that follow their pages.
 RECENT_STORIES = 16

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..graph import Annotation, Case, Run, Workspace
 from ..graph.attributions import AttributionSummary
+from ..vocabulary import CaseVerdict
 
 #: The method whose attribution a page shows first when a case has several.
 PREFERRED_METHOD = "flow"
@@ -71,7 +72,7 @@ def _run_row(
     replays: Counter[str | None],
     labels: Counter[str],
 ) -> dict[str, Any]:
-    correct, wrong = verdicts.get("correct", 0), verdicts.get("wrong", 0)
+    correct, wrong = verdicts.get(CaseVerdict.CORRECT, 0), verdicts.get(CaseVerdict.WRONG, 0)
     judged = correct + wrong
     return {
         "id": run.id,
