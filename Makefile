@@ -48,6 +48,7 @@ demo: venv
 test: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/pytest -q
 
 # The optional slow tier: a real Arize Phoenix server (its own venv: arize-phoenix is heavy) gets the spans.
