@@ -1,17 +1,73 @@
-"""`memtrace attribute`: attribute every failed case and print what failed where."""
+"""`memtrace attribute`: attribute every failed case and print what failed where.
+
+Registered in app.py as `app.command()(attribute)`.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+import typer
 from rich.table import Table
 
-from ..attribution.model import Attribution
 from ..graph import Workspace
 from ..vocabulary import ErrorType
-from .consoles import styled
+from .consoles import JsonOption, console, styled, write_json
+from .llm_options import llm_client
+from .progress import progress_bar
 from .render import short
+from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
+
+if TYPE_CHECKING:
+    from ..attribution.model import Attribution
+
+
+def attribute(
+    workspace_arg: WorkspaceArgument = None,
+    run: Annotated[str | None, typer.Option(help="Only this run (id, name or prefix).")] = None,
+    case: Annotated[str | None, typer.Option(help="Only this case id.")] = None,
+    method: Annotated[
+        str, typer.Option(help="flow, agent, all-at-once, last-op, random or a plugin.")
+    ] = "flow",
+    llm: Annotated[str, typer.Option(help="offline, or openai for the LLM methods.")] = "offline",
+    model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Endpoint for --llm openai (or OPENAI_BASE_URL).")
+    ] = None,
+    refresh: Annotated[bool, typer.Option(help="Recompute instead of reusing stored attributions.")] = False,
+    scorer: Annotated[
+        str, typer.Option(help="flow's support scorer: overlap, embedding or llm.")
+    ] = "overlap",
+    json_out: JsonOption = None,
+    workspace_alias: WorkspaceAlias = None,
+) -> None:
+    """Attribute every failed case: the earliest decisive faulty operation and its error type."""
+    from ..attribution.engine import attribute as attribute_cases
+
+    workspace = resolve_workspace(workspace_arg, workspace_alias)
+    with Workspace(workspace) as ws:
+        run_id = ws.run(run).id if run else None
+        client = llm_client(llm, model, base_url, workspace)
+        with progress_bar(console) as progress:
+            task = progress.add_task(f"attributing ({method})", total=None)
+            results = attribute_cases(
+                ws,
+                method,
+                run=run_id,
+                case=case,
+                refresh=refresh,
+                llm=client,
+                scorer=scorer,
+                progress=lambda done, total: progress.update(task, completed=done, total=total),
+            )
+        title = f"Attributions ({method}) in {workspace}"
+        if len(results) <= 40 or case is not None:
+            console.print(attribution_table(ws, results, title))
+        else:  # thousands of rows say less than their counts; --json has every case
+            console.print(grouped_table(ws, results, f"{title}: {len(results)} cases, grouped"))
+    console.print(summary_line(results))
+    write_json(json_out, [a.to_dict() for a in results])
 
 
 def attribution_table(ws: Workspace, attributions: list[Attribution], title: str) -> Table:

@@ -1,4 +1,5 @@
-"""What `memtrace verify` prints: confirmed shares first, elimination beside them, reasons for the rest.
+"""`memtrace verify` (registered in app.py) and what it prints: confirmed shares first, elimination beside
+them, reasons for the rest.
 
 The headline never sums levels into one "verified" number: flow-confirmed and answer-confirmed are
 shares of the claims a repair can test (every determined error type but ResponseError); by
@@ -7,11 +8,73 @@ elimination is a share of the ResponseErrors; what fell short is counted by its 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
+import typer
 from rich.table import Table
 
+from ..graph import Workspace
 from ..vocabulary import NOT_VERIFIED, VERDICTS, ErrorType
+from .consoles import JsonOption, console, styled, write_json
+from .llm_options import llm_client
+from .progress import progress_bar
+from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
+
+
+def verify(
+    workspace_arg: WorkspaceArgument = None,
+    method: Annotated[str, typer.Option(help="Verify this method's stored attributions.")] = "flow",
+    llm: Annotated[str, typer.Option(help="offline, or openai when the runs used a model.")] = "offline",
+    model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Endpoint for --llm openai.")] = None,
+    oracle: Annotated[
+        bool,
+        typer.Option(
+            help="When a repair does not deliver the evidence, test the answer step (a second fault)."
+        ),
+    ] = True,
+    run: Annotated[
+        list[str] | None, typer.Option(help="Only this run's attributions (repeatable; id, name or prefix).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Verify at most N (the rest stay unverified).")] = None,
+    refresh: Annotated[bool, typer.Option(help="Verify again those already verified.")] = False,
+    json_out: JsonOption = None,
+    workspace_alias: WorkspaceAlias = None,
+) -> None:
+    """Replay each attributed run with the blamed operation repaired: flow- and answer-confirmation."""
+    from ..attribution.methods import check_method_name
+    from ..attribution.model import load_attributions
+    from ..attribution.verify import verification_summary, verify_all
+
+    check_method_name(method)
+    workspace = resolve_workspace(workspace_arg, workspace_alias)
+    client = llm_client(llm, model, base_url, workspace)
+    with progress_bar(console) as progress:
+        task = progress.add_task(f"verifying ({method})", total=None)
+        outcomes = verify_all(
+            workspace,
+            method=method,
+            llm=client,
+            oracle=oracle,
+            runs=run,
+            limit=limit,
+            refresh=refresh,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    with Workspace(workspace) as ws:
+        chosen = None if run is None else {ws.run(ref).id for ref in run}
+        scope = [
+            a for a in load_attributions(ws.store, method=method) if chosen is None or a.run_id in chosen
+        ]
+    summary = verification_summary(scope)
+    where = f" of run(s) {', '.join(run)}" if run else ""
+    console.print(verdict_table(summary, f"Verification of {method} attributions{where} in {workspace}"))
+    reasons = reasons_table(summary)
+    if reasons is not None:
+        console.print(reasons)
+    console.print(headline(summary))
+    console.print(styled(f"verified now: {len(outcomes)} (--refresh verifies stored verdicts again)", "dim"))
+    write_json(json_out, {**summary, "verified_now": len(outcomes)})
 
 
 def _share(part: int, whole: int) -> str:
