@@ -1,7 +1,9 @@
 """The SQLite store of a workspace: one `memtrace.db` file (WAL) holding every run's graph.
 
 Writes come in batches of plain tuples (the recorder's buffers) inside one transaction; reads
-return the dataclasses of `model`. The schema is versioned and migrated forward on open.
+return the dataclasses of `model`. The schema is versioned and migrated forward on open. Each table's
+SQL lives in its own module (runs, steps, blobs, cases, annotations, attributions, checkpoints);
+`Store` owns the connection and the transactions and delegates to them.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import AmbiguousRunError, NotFoundError, WorkspaceError
+from ..errors import WorkspaceError
 from .annotations import add_annotation_in, delete_annotation_in, insert_annotations_in, load_annotations
 from .attributions import (
     AttributionRow,
@@ -23,35 +25,40 @@ from .attributions import (
     load_attributions,
     save_attribution_in,
 )
+from .blobs import BLOB_COLUMNS, has_blob, insert_blobs_in, load_blob_value, load_blob_values
+from .cases import CASE_COLUMNS, load_case, load_cases, upsert_cases_in, verdict_counts
 from .checkpoints import rebuild_checkpoints
 from .connect import connect_read_only, connect_writable, is_writable
 from .copying import defer_prefix, latest_versions, materialize_prefix, pending_prefix
 from .journal import IngestProgress, ingest_journals, warn_unindexed_journals
-from .model import MEMORY_ENTRY, Annotation, Case, Edge, Operation, Run, VariableVersion
-from .rows import (
-    LatestVersion,
-    RunCounts,
-    RunRows,
-    case_from_row,
-    dumps_or_none,
-    edge_from_row,
-    op_from_row,
-    run_from_row,
-    var_from_row,
-)
+from .model import Annotation, Case, Edge, Operation, Run, VariableVersion
+from .rows import LatestVersion, RunCounts, RunRows
+from .runs import delete_run_in, find_run, finish_run_in, insert_run_in, load_runs, run_counts, run_exists
 from .schema import check_schema_readable, migrate, schema_version_of
-from .values import decode_value
+from .steps import (
+    EDGE_COLUMNS,
+    OP_COLUMNS,
+    VAR_COLUMNS,
+    insert_steps_in,
+    load_edges,
+    load_ops,
+    load_variables,
+    max_seq,
+)
+
+# The column orders stay importable from here: importers and exporters write rows in them.
+__all__ = [
+    "BLOB_COLUMNS",
+    "CASE_COLUMNS",
+    "DB_FILENAME",
+    "EDGE_COLUMNS",
+    "OP_COLUMNS",
+    "VAR_COLUMNS",
+    "Store",
+    "db_path_for",
+]
 
 DB_FILENAME = "memtrace.db"
-
-# Column orders of the tuples that writers pass in (the recorder builds these directly).
-OP_COLUMNS = "run, id, seq, parent_op, name, category, started_at, ended_at, status, metadata"
-VAR_COLUMNS = "run, id, name, version, seq, category, blob, deleted, created_at, metadata"
-EDGE_COLUMNS = "run, op, var, role, source, metadata"
-BLOB_COLUMNS = "hash, encoding, data"
-CASE_COLUMNS = (
-    "run, id, question, gold, prediction, prediction_var, verdict, score, evidence, category, metadata"
-)
 
 
 def db_path_for(workspace: str | Path) -> Path:
@@ -150,26 +157,10 @@ class Store:
     ) -> None:
         """Insert rows inside a transaction the caller holds (importers write a whole run at once)."""
         if blobs:
-            conn.executemany(f"INSERT OR IGNORE INTO blobs({BLOB_COLUMNS}) VALUES (?,?,?)", blobs)
-        if ops:
-            conn.executemany(f"INSERT OR REPLACE INTO ops({OP_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", ops)
-        if variables:
-            conn.executemany(
-                f"INSERT OR REPLACE INTO vars({VAR_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                variables,
-            )
-        if edges:
-            conn.executemany(f"INSERT INTO edges({EDGE_COLUMNS}) VALUES (?,?,?,?,?,?)", edges)
+            insert_blobs_in(conn, blobs)
+        insert_steps_in(conn, ops=ops, variables=variables, edges=edges)
         if cases:
-            # An upsert keeps the row (and so the order cases were asked in) when a case is updated.
-            conn.executemany(
-                f"INSERT INTO cases({CASE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-                " ON CONFLICT(run, id) DO UPDATE SET question=excluded.question, gold=excluded.gold,"
-                " prediction=excluded.prediction, prediction_var=excluded.prediction_var,"
-                " verdict=excluded.verdict, score=excluded.score, evidence=excluded.evidence,"
-                " category=excluded.category, metadata=excluded.metadata",
-                cases,
-            )
+            upsert_cases_in(conn, cases)
 
     def replace_run(self, run: Run, rows: RunRows, *, replace: bool = True) -> None:
         """Write a whole run (an import) in one transaction, replacing a stored run with its id if asked."""
@@ -180,7 +171,7 @@ class Store:
         self, conn: sqlite3.Connection, run: Run, rows: RunRows, *, replace: bool = True
     ) -> None:
         """`replace_run` inside a transaction the caller holds (a folder of files imports all or nothing)."""
-        exists = conn.execute("SELECT 1 FROM runs WHERE id=?", (run.id,)).fetchone() is not None
+        exists = run_exists(conn, run.id)
         if exists and not replace:
             raise WorkspaceError(
                 f"{self.path}: run {run.id} ({run.name}) already exists; import with replace"
@@ -198,6 +189,41 @@ class Store:
     def insert_run(self, run: Run) -> None:
         with self.transaction() as conn:
             self.insert_run_in(conn, run)
+
+    @staticmethod
+    def insert_run_in(conn: sqlite3.Connection, run: Run) -> None:
+        """Insert a run row inside a transaction the caller holds."""
+        insert_run_in(conn, run)
+
+    def start_resumed_run(self, run: Run, parent: str, upto_seq: int) -> list[LatestVersion]:
+        """Register a replayed run that starts as run `parent` up to `upto_seq`, in one transaction;
+        returns every variable's latest version in that prefix (what the replay resumes from)."""
+        self.complete(parent)  # the prefix must come from a complete run
+        with self.transaction() as conn:
+            self.insert_run_in(conn, run)
+            defer_prefix(conn, parent, run.id, upto_seq)
+            return [
+                LatestVersion(name, version, blob, var_id, bool(deleted))
+                for name, version, blob, var_id, deleted, *_ in latest_versions(conn, parent, upto_seq)
+            ]
+
+    def finish_run(
+        self, run_id: str, status: str, error: str | None, finished_at: float, metadata: dict | None
+    ) -> None:
+        with self.transaction() as conn:
+            finish_run_in(conn, run_id, status, error, finished_at, metadata)
+
+    def delete_run(self, run_id: str) -> None:
+        """Remove a run and everything recorded for it (blobs stay: other runs may share them)."""
+        with self.transaction() as conn:
+            self.delete_run_in(conn, run_id)
+
+    @staticmethod
+    def delete_run_in(conn: sqlite3.Connection, run_id: str) -> None:
+        """Delete a run inside a transaction the caller holds (re-import replaces atomically)."""
+        delete_run_in(conn, run_id)
+
+    # -- annotations (annotations.py) -----------------------------------------------------------
 
     def write_annotations(self, annotations: Sequence[Annotation]) -> None:
         with self.transaction() as conn:
@@ -222,77 +248,6 @@ class Store:
         """Labels in the order they were recorded: all, one run's, or one case's."""
         return load_annotations(self.conn, run_id, case_id)
 
-    @staticmethod
-    def insert_run_in(conn: sqlite3.Connection, run: Run) -> None:
-        """Insert a run row inside a transaction the caller holds."""
-        conn.execute(
-            "INSERT INTO runs(id, name, system, dataset, conversation, parent_run, status, error,"
-            " config, metadata, created_at, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                run.id,
-                run.name,
-                run.system,
-                run.dataset,
-                run.conversation,
-                run.parent_run,
-                run.status,
-                run.error,
-                dumps_or_none(run.config),
-                dumps_or_none(run.metadata),
-                run.created_at,
-                run.finished_at,
-            ),
-        )
-
-    def start_resumed_run(self, run: Run, parent: str, upto_seq: int) -> list[LatestVersion]:
-        """Register a replayed run that starts as run `parent` up to `upto_seq`, in one transaction;
-        returns every variable's latest version in that prefix (what the replay resumes from)."""
-        self.complete(parent)  # the prefix must come from a complete run
-        with self.transaction() as conn:
-            self.insert_run_in(conn, run)
-            defer_prefix(conn, parent, run.id, upto_seq)
-            return [
-                LatestVersion(name, version, blob, var_id, bool(deleted))
-                for name, version, blob, var_id, deleted, *_ in latest_versions(conn, parent, upto_seq)
-            ]
-
-    def finish_run(
-        self, run_id: str, status: str, error: str | None, finished_at: float, metadata: dict | None
-    ) -> None:
-        with self.transaction() as conn:
-            conn.execute(
-                "UPDATE runs SET status=?, error=?, finished_at=?, metadata=COALESCE(?, metadata) WHERE id=?",
-                (status, error, finished_at, dumps_or_none(metadata), run_id),
-            )
-
-    def delete_run(self, run_id: str) -> None:
-        """Remove a run and everything recorded for it (blobs stay: other runs may share them)."""
-        with self.transaction() as conn:
-            self.delete_run_in(conn, run_id)
-
-    @staticmethod
-    def delete_run_in(conn: sqlite3.Connection, run_id: str) -> None:
-        """Delete a run inside a transaction the caller holds (re-import replaces atomically).
-
-        Replays still waiting for their prefix from this run get it copied first: they outlive it.
-        """
-        waiting = conn.execute("SELECT run FROM pending_prefixes WHERE source=?", (run_id,)).fetchall()
-        for (replayed,) in waiting:
-            materialize_prefix(conn, replayed)
-        for table in (
-            "ops",
-            "vars",
-            "edges",
-            "cases",
-            "attributions",
-            "annotations",
-            "memory_checkpoints",
-            "journal_state",
-            "pending_prefixes",
-        ):
-            conn.execute(f"DELETE FROM {table} WHERE run=?", (run_id,))
-        conn.execute("DELETE FROM runs WHERE id=?", (run_id,))
-
     # -- attributions (attributions.py) ---------------------------------------------------------
 
     def save_attribution(self, row: AttributionRow) -> None:
@@ -314,11 +269,7 @@ class Store:
     # -- reads --------------------------------------------------------------------------------
 
     def runs(self) -> list[Run]:
-        rows = self.conn.execute(
-            "SELECT id, name, system, dataset, conversation, parent_run, status, error, config,"
-            " metadata, created_at, finished_at FROM runs ORDER BY created_at, id"
-        ).fetchall()
-        return [run_from_row(row) for row in rows]
+        return load_runs(self.conn)
 
     def run(self, ref: str) -> Run:
         """A run by id, or by its name when no other run has it, or by a unique id prefix.
@@ -326,28 +277,9 @@ class Store:
         The one place run references are resolved: a name shared by several runs raises
         AmbiguousRunError listing them instead of silently picking one.
         """
-        cols = (
-            "id, name, system, dataset, conversation, parent_run, status, error, config, metadata,"
-            " created_at, finished_at"
-        )
-        row = self.conn.execute(f"SELECT {cols} FROM runs WHERE id=?", (ref,)).fetchone()
-        if row is None:
-            named = self.conn.execute(
-                f"SELECT {cols} FROM runs WHERE name=? ORDER BY created_at, id", (ref,)
-            ).fetchall()
-            if len(named) > 1:
-                raise AmbiguousRunError(self.path, ref, [_run_label(r) for r in named])
-            row = named[0] if named else None
-        if row is None:
-            rows = self.conn.execute(
-                f"SELECT {cols} FROM runs WHERE id LIKE ? ESCAPE '\\' LIMIT 2",
-                (ref.replace("%", r"\%").replace("_", r"\_") + "%",),
-            ).fetchall()
-            row = rows[0] if len(rows) == 1 else None
-        if row is None:
-            raise NotFoundError(f"{self.path}: no run {ref!r}")
-        self.complete(row[0])
-        return run_from_row(row)
+        run = find_run(self.conn, self.path, ref)
+        self.complete(run.id)
+        return run
 
     def complete(self, run_id: str) -> None:
         """Copy a replayed run's deferred prefix (and its source's, first) before anyone reads it."""
@@ -360,116 +292,47 @@ class Store:
 
     def ops(self, run_id: str, where: str = "", params: Iterable[Any] = ()) -> list[Operation]:
         self.complete(run_id)
-        rows = self.conn.execute(
-            f"SELECT {OP_COLUMNS} FROM ops WHERE run=? {where} ORDER BY seq", (run_id, *params)
-        ).fetchall()
-        return [op_from_row(row) for row in rows]
+        return load_ops(self.conn, run_id, where, params)
 
     def variables(self, run_id: str, where: str = "", params: Iterable[Any] = ()) -> list[VariableVersion]:
         self.complete(run_id)
-        rows = self.conn.execute(
-            f"SELECT {VAR_COLUMNS} FROM vars WHERE run=? {where} ORDER BY seq", (run_id, *params)
-        ).fetchall()
-        return [var_from_row(row) for row in rows]
+        return load_variables(self.conn, run_id, where, params)
 
     def edges(self, run_id: str, where: str = "", params: Iterable[Any] = ()) -> list[Edge]:
         self.complete(run_id)
-        rows = self.conn.execute(
-            f"SELECT {EDGE_COLUMNS} FROM edges WHERE run=? {where} ORDER BY rowid", (run_id, *params)
-        ).fetchall()
-        return [edge_from_row(row) for row in rows]
+        return load_edges(self.conn, run_id, where, params)
 
     def cases(self, run_id: str | None = None) -> list[Case]:
-        if run_id is None:
-            rows = self.conn.execute(f"SELECT {CASE_COLUMNS} FROM cases ORDER BY run, rowid").fetchall()
-        else:
-            rows = self.conn.execute(
-                f"SELECT {CASE_COLUMNS} FROM cases WHERE run=? ORDER BY rowid", (run_id,)
-            ).fetchall()
-        return [case_from_row(row) for row in rows]
+        return load_cases(self.conn, run_id)
 
     def case(self, run_id: str, case_id: str) -> Case:
         """One case of a run; a missing one is a NotFoundError naming it and the workspace."""
-        row = self.conn.execute(
-            f"SELECT {CASE_COLUMNS} FROM cases WHERE run=? AND id=?", (run_id, case_id)
-        ).fetchone()
-        if row is None:
-            raise NotFoundError(f"{self.path}: run {run_id} has no case {case_id!r}")
-        return case_from_row(row)
+        return load_case(self.conn, self.path, run_id, case_id)
 
     def blob_value(self, blob_hash: str | None) -> Any:
         """The decoded value stored under a content hash (None for a value-less version)."""
-        if blob_hash is None:
-            return None
-        row = self.conn.execute("SELECT encoding, data FROM blobs WHERE hash=?", (blob_hash,)).fetchone()
-        if row is None:
-            raise NotFoundError(f"{self.path}: blob {blob_hash} is missing")
-        return decode_value(row[0], row[1])
+        return load_blob_value(self.conn, self.path, blob_hash)
 
     def has_blob(self, blob_hash: str) -> bool:
-        return self.conn.execute("SELECT 1 FROM blobs WHERE hash=?", (blob_hash,)).fetchone() is not None
+        return has_blob(self.conn, blob_hash)
 
     def blob_values(self, hashes: Iterable[str]) -> dict[str, Any]:
         """Decoded values of many blobs in few round trips."""
-        wanted = list({h for h in hashes if h})
-        out: dict[str, Any] = {}
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for h, encoding, data in self.conn.execute(
-                f"SELECT hash, encoding, data FROM blobs WHERE hash IN ({marks})", chunk
-            ):
-                out[h] = decode_value(encoding, data)
-        return out
+        return load_blob_values(self.conn, hashes)
 
     def run_counts(self) -> dict[str, RunCounts]:
         """Per-run sizes for listings (runs with nothing recorded are absent), in four queries."""
-        counts: dict[str, RunCounts] = {}
-
-        def of(run_id: str) -> RunCounts:
-            return counts.setdefault(run_id, RunCounts())
-
-        for run_id, n in self.conn.execute("SELECT run, COUNT(*) FROM ops GROUP BY run"):
-            of(run_id).ops = n
-        for run_id, n in self.conn.execute("SELECT run, COUNT(*) FROM vars GROUP BY run"):
-            of(run_id).versions = n
-        for run_id, n in self.conn.execute(
-            "SELECT run, COUNT(DISTINCT name) FROM vars WHERE category=? GROUP BY run", (MEMORY_ENTRY,)
-        ):
-            of(run_id).units = n
-        for run_id, n, failed in self.conn.execute(
-            "SELECT run, COUNT(*), SUM(verdict='wrong') FROM cases GROUP BY run"
-        ):
-            of(run_id).cases, of(run_id).failed = n, failed or 0
-        return counts
+        return run_counts(self.conn)
 
     def verdict_counts(self) -> dict[str, dict[str | None, int]]:
         """Per run, how many cases have each verdict (None: not judged), without reading the cases."""
-        counts: dict[str, dict[str | None, int]] = {}
-        for run_id, verdict, n in self.conn.execute(
-            "SELECT run, verdict, COUNT(*) FROM cases GROUP BY run, verdict"
-        ):
-            counts.setdefault(run_id, {})[verdict] = n
-        return counts
+        return verdict_counts(self.conn)
 
     def max_seq(self, run_id: str) -> int:
         """The last seq given in a run (0 for an empty run): the end of its time axis."""
         self.complete(run_id)
-        row = self.conn.execute(
-            "SELECT MAX(m) FROM (SELECT MAX(seq) AS m FROM ops WHERE run=?"
-            " UNION ALL SELECT MAX(seq) FROM vars WHERE run=?)",
-            (run_id, run_id),
-        ).fetchone()
-        return int(row[0] or 0)
+        return max_seq(self.conn, run_id)
 
     def count(self, table: str, run_id: str) -> int:
         self.complete(run_id)
         return self.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE run=?", (run_id,)).fetchone()[0]
-
-
-def _run_label(row: Sequence[Any]) -> str:
-    """A candidate run for an ambiguity message: id, then what tells it apart (system, source file)."""
-    run = run_from_row(row)
-    source = run.metadata.get("source") if isinstance(run.metadata.get("source"), dict) else {}
-    details = [d for d in (run.system and f"system {run.system}", source.get("file")) if d]
-    return run.id + (f" ({', '.join(details)})" if details else "")
