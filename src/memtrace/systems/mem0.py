@@ -16,8 +16,6 @@ values may be any JSON: facts and memories that are not the expected shapes are 
 
 from __future__ import annotations
 
-import json
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -28,10 +26,23 @@ from .. import trace
 from ..datasets import Question, Session
 from ..llm import LLMClient
 from ..retrieval import BM25Index, HybridIndex
-from ..text import format_date, tag_lines
+from ..text import format_date
 from ..trace import NoopOp, OpScope
 from .answering import answer_question
 from .base import TOP_K_GRID, Answer, MemorySystem, Message, SystemConfig
+from .mem0_decisions import (
+    Fact,
+    as_texts,
+    body,
+    context_line,
+    decide_offline,
+    events_from_reply,
+    key_words,
+    memory_line,
+    memory_text,
+    plan_events,
+    well_formed_events,
+)
 from .mem0_prompts import (
     FACT_EXTRACTION_PROMPT,
     UPDATE_PROMPT,
@@ -44,23 +55,6 @@ from .rules import content_stems, extract_facts
 from .tunable_routes import ANSWER_ROUTES, ANY, EXTRACTION, RETRIEVAL, UPDATE, on
 from .tunables import Grid
 
-_STAMP = re.compile(r"\s*\[(?:said )?on [^\]]+\]")
-#: A fact that ends something ("quit the band", "no longer works at X"); `obj` is what ended.
-_ENDS = re.compile(
-    r"\b(?:quit|quits|quitting|no longer|stopped|stops|stopping|left|sold|broke up with|broke up|"
-    r"moved out of|moved away from|gave up|ended|cancell?ed)\b(?P<obj>[^.,;:!?\[]*)",
-    re.I,
-)
-_CLAUSE_END = re.compile(r"\b(?:and|but|because|so|since|after|before|when|while)\b", re.I)
-#: Words that say when or how much, not what: two facts sharing only these are not about one thing.
-GENERIC = frozenset(
-    content_stems(
-        "yesterday today tonight tomorrow ago day days week weeks month months year years last next "
-        "still just really lately now also though even much many lot lots thing things time times big "
-        "news yes oh well sure pretty one two three four five six seven eight nine ten first"
-    )
-)
-_NUMERAL = re.compile(r"^\d+$")
 Op = OpScope | NoopOp
 
 
@@ -89,17 +83,6 @@ class Mem0Config(SystemConfig):
 
 
 @dataclass(slots=True)
-class Fact:
-    """An extracted fact with its recorded variable and (offline) the speaker it is about."""
-
-    text: str
-    var: str | None
-    owner: str | None
-    #: The dialogue ids of the messages the fact came from (its provenance, kept on the memory).
-    sources: tuple[str, ...] = ()
-
-
-@dataclass(slots=True)
 class Candidate:
     """An old memory the update step compares a fact with; `unit` is None when no live unit backs it."""
 
@@ -107,82 +90,6 @@ class Candidate:
     text: str
     owner: str | None
     timestamp: str | None
-
-
-def memory_text(value: Any) -> str:
-    """The text of a memory value; tolerant, since a replay patch may write any JSON into a unit."""
-    if isinstance(value, dict):
-        value = value.get("memory")
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-
-
-def as_texts(value: Any) -> list[str]:
-    """A (possibly patched) list of facts or passages as non-empty strings."""
-    if value is None:
-        return []
-    items = value if isinstance(value, list | tuple) else [value]
-    texts = [
-        memory_text(item.get("text", item.get("memory")) if isinstance(item, dict) else item)
-        for item in items
-    ]
-    return [text.strip() for text in texts if text.strip()]
-
-
-def body(text: str) -> str:
-    """A memory text without its date stamps, so dates never make two facts look alike."""
-    return _STAMP.sub("", text)
-
-
-def key_words(text: str, names: frozenset[str] = frozenset()) -> frozenset[str]:
-    """The stems that say what a fact is about: content words minus names, dates and amounts."""
-    return frozenset(s for s in content_stems(body(text)) - names - GENERIC if not _NUMERAL.match(s))
-
-
-def ended(text: str, names: frozenset[str]) -> frozenset[str] | None:
-    """What a fact says has ended ("quit the band" -> {band}), or None when it ends nothing."""
-    found = _ENDS.search(body(text))
-    if found is None:
-        return None
-    what = _CLAUSE_END.split(found.group("obj"), maxsplit=1)[0]
-    return key_words(what, names) or None
-
-
-def dice(a: frozenset[str], b: frozenset[str]) -> float:
-    return 2 * len(a & b) / (len(a) + len(b)) if a and b else 0.0
-
-
-def decide_offline(
-    fact: Fact,
-    candidates: list[tuple[str | None, str, str | None]],
-    names: frozenset[str],
-    config: Mem0Config,
-) -> list[dict[str, Any]]:
-    """Mem0's decision by rules: events for one fact given `(unit, text, owner)` candidates, best first.
-
-    NONE for a fact a memory already holds; DELETE (plus ADD of the fact itself, which says what
-    changed and when) for a fact that ends a memory of the same speaker; UPDATE for a close fact about
-    the same thing (it replaces a memory it covers, else is merged in as its newest line); else ADD.
-    """
-    add = {"id": None, "text": fact.text, "event": "ADD"}
-    words = key_words(fact.text, names)
-    what = ended(fact.text, names)
-    if what:
-        same = [(u, t) for u, t, owner in candidates if owner == fact.owner and ended(t, names) is None]
-        best = max(same, key=lambda c: len(what & key_words(c[1], names)), default=None)
-        if best is not None and what & key_words(best[1], names):
-            return [{"id": best[0], "text": best[1], "event": "DELETE", "old_memory": best[1]}, add]
-    for unit, text, owner in candidates:
-        old = key_words(text, names)
-        score = dice(words, old)
-        if (words and words <= old) or (score >= config.duplicate_threshold and not old < words):
-            return [{"id": unit, "text": text, "event": "NONE"}]
-        if score >= config.update_threshold and owner == fact.owner and len(words & old) >= 2:
-            merged = fact.text if old <= words else "\n".join([*text.splitlines(), fact.text])
-            merged = "\n".join(merged.splitlines()[-config.merge_lines :])
-            return [{"id": unit, "text": merged, "event": "UPDATE", "old_memory": text}]
-    return [add]
 
 
 class Mem0System(MemorySystem):
@@ -352,33 +259,15 @@ class Mem0System(MemorySystem):
             else:
                 events = self._decide_llm(self.llm, op, fact, candidates, date)
             # Produced before they are carried out, so a patch of the events is what gets applied.
-            planned, _ = op.produce("update_events", self._plan(events), category="update_events")
-            done = [event for event in (self._apply(op, fact, e, date) for e in _events(planned)) if event]
+            planned, _ = op.produce(
+                "update_events", plan_events(events, self.memories, self.created), category="update_events"
+            )
+            done = [
+                event
+                for event in (self._apply(op, fact, e, date) for e in well_formed_events(planned))
+                if event
+            ]
             op.set(events=[[e["event"], e["id"]] for e in done])
-
-    def _plan(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The events as they will apply: ADDs given their new unit ids, events on units gone dropped.
-
-        Simulated on a copy of the live texts so that the recorded events are exactly what `_apply`
-        does (an LLM may UPDATE a unit it also DELETEs).
-        """
-        texts = {unit: memory_text(value) for unit, value in self.memories.items()}
-        created, planned = self.created, []
-        for event in events:
-            kind, unit = event["event"], event["id"]
-            if kind == "ADD":
-                created += 1
-                planned.append({**event, "id": f"mem-{created}"})
-                continue
-            if unit not in texts:
-                continue
-            old = texts[unit]
-            if kind == "UPDATE":
-                texts[unit] = event["text"]
-            elif kind == "DELETE":
-                del texts[unit]
-            planned.append({"id": unit, "text": event["text"] or old, "event": kind, "old_memory": old})
-        return planned
 
     def _decide_llm(
         self, llm: LLMClient, op: Op, fact: Fact, candidates: list[Candidate], date: str | None
@@ -395,15 +284,7 @@ class Mem0System(MemorySystem):
             schema=MemoryEvents,
             name="update_memory_decision.llm",
         )
-        events, ignored = [], []
-        for item in reply.data.memory:
-            unit = alias.get(item.id.strip())
-            if item.event == "ADD" and item.text.strip():
-                events.append({"id": None, "text": item.text.strip(), "event": "ADD"})
-            elif unit is not None and (item.event != "UPDATE" or item.text.strip()):
-                events.append({"id": unit, "text": item.text.strip(), "event": item.event})
-            else:
-                ignored.append(item.model_dump())
+        events, ignored = events_from_reply(reply.data, alias)
         if ignored:
             op.set(ignored=ignored)
         return events
@@ -509,40 +390,6 @@ class Mem0System(MemorySystem):
             index.add(lines)
             self._index = (index, units)
         return self._index
-
-
-def memory_line(entry: Any) -> str:
-    """A memory as the answer step reads it: its text with its date stamp (added when it has none)."""
-    text = memory_text(entry)
-    stamp = entry.get("timestamp") if isinstance(entry, dict) else None
-    if _STAMP.search(text.rstrip().rpartition("\n")[2]) or not stamp:
-        return text
-    return f"{text} [said on {stamp}]"
-
-
-def context_line(entry: Any) -> str:
-    """A memory as the answer's context holds it: `memory_line` behind the ids of the messages it came
-    from ('[D1:7,D1:8] ...'), so the context keeps each memory's provenance as long-context lines do."""
-    line = memory_line(entry)
-    sources = entry.get("sources") if isinstance(entry, dict) else None
-    ids = (
-        [s for s in sources if isinstance(s, str) and s and not any(c in s for c in " ,[]")]
-        if sources
-        else []
-    )
-    return tag_lines(",".join(ids), line) if ids else line
-
-
-def _events(value: Any) -> list[dict[str, Any]]:
-    """The well-formed events of a (possibly patched) `update_events` value."""
-    items = value if isinstance(value, list) else [value]
-    return [
-        e
-        for e in items
-        if isinstance(e, dict)
-        and e.get("event") in ("ADD", "UPDATE", "DELETE", "NONE")
-        and (e["event"] != "ADD" or memory_text(e.get("text")).strip())
-    ]
 
 
 def _speaker_in(text: str, batch: list[Message]) -> str | None:
