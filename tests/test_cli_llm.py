@@ -1,4 +1,4 @@
-"""`memtrace run` against model servers: limits, the judge flags, and failed model calls reported.
+"""`memtrace run`, `attribute` and `verify` against model servers: limits, the judge flags, failed calls.
 
 Run in-process through the console entry point (the same code as the installed command, without the
 interpreter start-up); the scripted server answers over real HTTP.
@@ -119,3 +119,45 @@ def test_bad_judge_flags_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
     bad_url = ["--llm", "openai", "--base-url", "localhost:8080/v1"]
     code, _, err = run_cli_in_process(capsys, "run", "-w", tmp_path / "ws", "--system", "rag", *bad_url)
     assert code == 1 and "is not an http:// or https:// URL" in err and len(err.strip().splitlines()) == 1
+
+
+# -- attribute and verify take the same limits ------------------------------------------------------
+
+
+def blames_nothing(body: dict[str, Any]) -> Reply:
+    """An all-at-once attributor's answer that names no operation."""
+    return Reply(json.dumps({"error_type": "Undetermined", "op_id": None, "reason": "no", "confidence": 0}))
+
+
+def test_attribute_passes_the_limits_to_its_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ws = tmp_path / "ws"
+    assert run_cli_in_process(capsys, "example", ws)[0] == 0
+    with ScriptedOpenAIServer(default=blames_nothing) as server:
+        args = ["attribute", ws, "--method", "all-at-once", "--llm", "openai", "--model", "m"]
+        args += ["--base-url", server.url, "--max-tokens", "77", "--timeout", "9"]
+        code, _, err = run_cli_in_process(capsys, *args, "--json", tmp_path / "a.json")
+        asked = server.chat_requests
+    assert code == 0, err
+    attributed = json.loads((tmp_path / "a.json").read_text())
+    assert attributed and len(asked) == len(attributed)  # one call per failed case
+    assert {r.body["max_tokens"] for r in asked} == {77}
+    with ScriptedOpenAIServer(default=lambda body: Reply.error(500)) as failing:
+        args = ["attribute", ws, "--method", "all-at-once", "--llm", "openai", "--model", "m", "--refresh"]
+        code, _, err = run_cli_in_process(capsys, *args, "--base-url", failing.url, "--retries", "0")
+        assert len(failing.chat_requests) == 1  # no retry: the first failure ends the command
+    assert code == 1 and "failed with 500" in err and "(1 attempt)" in err
+
+
+def test_verify_passes_the_limits_to_the_replays_model(
+    server: ScriptedOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = tmp_path / "ws"
+    for command in (("run", ws, "--system", "rag,mem0", "--questions", "6"), ("attribute", ws)):
+        code, _, err = run_cli_in_process(capsys, *command)
+        assert code == 0, err
+    args = ["verify", ws, "--llm", "openai", "--model", "m", "--base-url", server.url]
+    limits = ["--max-tokens", "55", "--retries", "0", "--timeout", "9"]
+    code, _, err = run_cli_in_process(capsys, *args, *limits)
+    assert code == 0, err
+    replayed = server.chat_requests
+    assert replayed and {r.body["max_tokens"] for r in replayed} == {55}

@@ -16,7 +16,7 @@ from rich.table import Table
 from ..graph import Workspace
 from ..vocabulary import NOT_VERIFIED, VERDICTS, ErrorType
 from .consoles import JsonOption, console, styled, write_json
-from .llm_options import llm_client
+from .llm_options import LLMLimits, MaxTokensOption, RetriesOption, TimeoutOption, llm_client
 from .progress import progress_bar
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
@@ -27,6 +27,9 @@ def verify(
     llm: Annotated[str, typer.Option(help="offline, or openai when the runs used a model.")] = "offline",
     model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
     base_url: Annotated[str | None, typer.Option(help="Endpoint for --llm openai.")] = None,
+    timeout: TimeoutOption = None,
+    retries: RetriesOption = None,
+    max_tokens: MaxTokensOption = None,
     oracle: Annotated[
         bool,
         typer.Option(
@@ -48,7 +51,7 @@ def verify(
 
     check_method_name(method)
     workspace = resolve_workspace(workspace_arg, workspace_alias)
-    client = llm_client(llm, model, base_url, workspace)
+    client = llm_client(llm, model, base_url, workspace, LLMLimits(timeout, retries, max_tokens))
     with progress_bar(console) as progress:
         task = progress.add_task(f"verifying ({method})", total=None)
         outcomes = verify_all(
