@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import sqlite3
+import warnings
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -32,8 +35,25 @@ def test_a_newer_schema_is_refused_without_touching_it(workspace: Path) -> None:
     store.close()
     with pytest.raises(WorkspaceError, match="schema version 99 is newer"):
         Store(workspace)
-    raw = sqlite3.connect(workspace / "memtrace.db")
-    assert raw.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "99"
+    with closing(sqlite3.connect(workspace / "memtrace.db")) as raw:
+        assert raw.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "99"
+
+
+def test_a_store_that_fails_to_open_leaves_no_connection_open(workspace: Path) -> None:
+    Store(workspace).close()
+    with closing(sqlite3.connect(workspace / "memtrace.db")) as raw:
+        raw.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+        raw.commit()
+    other = workspace.parent / "other"
+    other.mkdir()
+    (other / "memtrace.db").write_bytes(b"this is not sqlite" * 100)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        for folder in (workspace, other):
+            with pytest.raises(WorkspaceError):
+                Store(folder)
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
 def test_a_corrupt_database_gives_one_line_naming_the_file(workspace: Path) -> None:

@@ -27,9 +27,13 @@ def connect_writable(db_path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(
         db_path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_SECONDS
     )
-    enable_wal(conn)
-    conn.execute("PRAGMA synchronous=NORMAL")
-    _common_pragmas(conn)
+    try:
+        enable_wal(conn)
+        conn.execute("PRAGMA synchronous=NORMAL")
+        _common_pragmas(conn)
+    except BaseException:  # a file that is not a database fails here: do not leave it open
+        conn.close()
+        raise
     return conn
 
 
@@ -53,7 +57,14 @@ def connect_read_only(db_path: Path) -> sqlite3.Connection:
         except sqlite3.OperationalError:
             conn.close()
             continue
-        _common_pragmas(conn)
+        except BaseException:
+            conn.close()
+            raise
+        try:
+            _common_pragmas(conn)
+        except BaseException:
+            conn.close()
+            raise
         return conn
     raise sqlite3.OperationalError("unable to open the database read-only")
 

@@ -94,19 +94,27 @@ class Store:
         #: Opened without writing: the folder or database is read-only (journals wait for a writable open).
         self.read_only = self.path.exists() and not is_writable(self.path)
         try:
+            self.conn = connect_read_only(self.path) if self.read_only else connect_writable(self.path)
+        except sqlite3.DatabaseError as exc:
+            raise self._open_error(exc) from None
+        try:
             if self.read_only:
-                self.conn = connect_read_only(self.path)
                 check_schema_readable(self.conn, self.path)
                 warn_unindexed_journals(self.path.parent)
                 return
-            self.conn = connect_writable(self.path)
             migrate(self.conn, self.path)
             if ingest:
                 ingest_journals(self, self.path.parent, progress)
-        except sqlite3.DatabaseError as exc:
-            if "full" in str(exc):
-                raise WorkspaceError(f"{self.path}: disk full while opening; free some space") from None
-            raise WorkspaceError(f"{self.path}: not a readable memtrace database ({exc})") from None
+        except BaseException as exc:  # a store that failed to open leaves no connection behind
+            self.conn.close()
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise self._open_error(exc) from None
+            raise
+
+    def _open_error(self, exc: sqlite3.DatabaseError) -> WorkspaceError:
+        if "full" in str(exc):
+            return WorkspaceError(f"{self.path}: disk full while opening; free some space")
+        return WorkspaceError(f"{self.path}: not a readable memtrace database ({exc})")
 
     # -- schema ----------------------------------------------------------------------------
 

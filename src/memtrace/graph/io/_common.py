@@ -135,8 +135,13 @@ def read_snapshot(store: Store) -> Iterator[sqlite3.Connection]:
     """
     try:
         conn = sqlite3.connect(f"{Path(store.path).resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        yield store.conn
+        return
+    try:
         conn.execute("BEGIN")
     except sqlite3.Error:
+        conn.close()
         yield store.conn
         return
     try:
