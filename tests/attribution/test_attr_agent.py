@@ -14,7 +14,7 @@ import pytest
 import memtrace as mt
 from memtrace.attribution.agent import AgentMethod
 from memtrace.attribution.agent_tools import MAX_FRONTIER, AgentTools
-from memtrace.attribution.model import Attribution, PathStep
+from memtrace.attribution.model import Attribution, PathRole, PathStep
 from memtrace.datasets import sample_conversation
 from memtrace.graph import Case, GraphView
 from memtrace.systems import run_conversation
@@ -63,8 +63,8 @@ def finish(error_type: str, op_id: str | None, reason: str = "because", confiden
 
 def seed_for(case: Case, ids: dict[str, str]) -> Attribution:
     path = [
-        PathStep("var", "D1:7@1", 9, "evidence (gold)", True),
-        PathStep("var", "mem-7@1", 62, "in memory at question time", True),
+        PathStep("var", "D1:7@1", 9, "evidence (gold)", True, role=PathRole.EVIDENCE),
+        PathStep("var", "mem-7@1", 62, "in memory at question time", True, role=PathRole.LIVE_AT_QUESTION),
         PathStep("op", ids["search"], 316, "retrieved context misses it", False),
     ]
     return Attribution(

@@ -11,7 +11,7 @@ import memtrace as mt
 from memtrace.attribution.anatomy import case_anatomy
 from memtrace.attribution.confirm import evidence_target
 from memtrace.attribution.engine import attribute
-from memtrace.attribution.model import Attribution, PathStep, load_attributions
+from memtrace.attribution.model import Attribution, PathRole, PathStep, load_attributions
 from memtrace.attribution.oracle import evidence_texts
 from memtrace.attribution.support import OverlapScorer
 from memtrace.attribution.verify import Verification, verify, verify_all
@@ -99,7 +99,7 @@ def test_a_trim_loss_that_recurs_is_confirmed_only_with_later_trims_keeping_the_
         assert "no unit carries the evidence" in outcome.checked[3]  # the plain repair's replay lost it again
         assert "later trims of the unit keeping" in kept
         replayed = ws.run(outcome.replay_run)
-        restored = {s.id.rsplit("@", 1)[0] for s in outcome.attribution.path if s.note.startswith("evidence")}
+        restored = {s.id.rsplit("@", 1)[0] for s in outcome.attribution.path if s.role == PathRole.EVIDENCE}
         keep = replayed.metadata["replay"]["patches"][outcome.attribution.op_id]["keep"]
         assert all(line.split("]")[0][1:] in restored for lines in keep.values() for line in lines)
         assert outcome.answer_confirmed is (
@@ -161,7 +161,7 @@ def test_a_claim_without_a_repair_says_its_replay_never_ran(retrieving: tuple[Pa
     path, run_id = retrieving
     ws = mt.open(path)
     item = next(a for a in load_attributions(ws.store, run_id, "flow") if a.error_type == "RetrievalError")
-    broken = replace(item, path=[s for s in item.path if s.note != "in memory at question time"])
+    broken = replace(item, path=[s for s in item.path if s.role != PathRole.LIVE_AT_QUESTION])
     outcome = verify(ws, broken)
     assert (outcome.verdict, outcome.why, outcome.replay_run) == ("not-verifiable", "no-repair", None)
     assert "no replay was run" in outcome.reason
@@ -178,8 +178,8 @@ def test_evidence_texts_prefer_the_memory_and_add_uncovered_messages_with_their_
         )
     graph = mt.open(workspace).view(run.id)
     path = [
-        PathStep("var", first, 1, "evidence (gold)", True),
-        PathStep("var", second, 2, "evidence (gold)", True),
+        PathStep("var", first, 1, "evidence (gold)", True, role=PathRole.EVIDENCE),
+        PathStep("var", second, 2, "evidence (gold)", True, role=PathRole.EVIDENCE),
     ]
     claim = Attribution(run.id, "q", None, "ExtractionError", 0.8, "", "flow", path)
     assert evidence_texts(graph, claim) == [
@@ -189,8 +189,8 @@ def test_evidence_texts_prefer_the_memory_and_add_uncovered_messages_with_their_
     # a memory carrying one of them (by its sources) stands in for that message only
     mixed = mt.open(workspace).view(other.id)
     carried = Attribution(other.id, "q", None, "RetrievalError", 0.8, "", "flow", [
-        PathStep("var", "D1:1@1", 1, "evidence (gold)", True),
-        PathStep("var", memory, 1, "in memory at question time", True),
+        PathStep("var", "D1:1@1", 1, "evidence (gold)", True, role=PathRole.EVIDENCE),
+        PathStep("var", memory, 1, "in memory at question time", True, role=PathRole.LIVE_AT_QUESTION),
     ])  # fmt: skip
     assert evidence_texts(mixed, carried) == ["Clara plays keyboard [said on 8 May 2023]"]
 
