@@ -260,6 +260,9 @@ class OverlapScorer:
             for words in tagged.get(f"@{label}", ()) if label else ():
                 if words & stated or not stated:  # the question's words alone are not the answer
                     best = max(best, len(about & words) / len(about))
+                # The tag adds provenance: a tagged part repeating the statement carries it as an
+                # untagged one would ("Maria joined a nearby church" of a longer message).
+                best = max(best, _untagged_score(key, stating, words))
             for words in untagged:
                 best = max(best, _untagged_score(key, stating, words))
         return best

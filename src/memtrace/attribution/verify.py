@@ -15,12 +15,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..graph import Case, GraphQueries, MemtraceError, Workspace
+from ..datasets import parse_when
+from ..graph import Case, GraphQueries, MemtraceError, VariableVersion, Workspace
 from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
+from ..systems.rules import resolve_date, third_person
 from ..systems.signing import UntrustedSnapshotError
 from .anatomy import case_anatomy
 from .confirm import context_part, evidence_target, memory_carries_at_question
+from .evidence import message_text, said_when
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
 from .model import Attribution, PathRole, PathStep, load_attributions, save_attribution
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
@@ -62,13 +65,21 @@ def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any
             return None, "the path names no unit version to keep"
         return {op_id: {"memory": {kept.id.rsplit("@", 1)[0]: CANCEL}}}, "keep the previous version"
     if kind == "ExtractionError":
-        evidence = attribution.steps(PathRole.EVIDENCE)
+        evidence = [graph.var(s.id) for s in attribution.steps(PathRole.EVIDENCE) if graph.has_var(s.id)]
         produced = [v for v in graph.outputs(op_id) if isinstance(graph.value(v.id), list)]
         if not evidence or not produced:
             return None, "the operation produced no list to add the evidence fact to"
         target = produced[0]
-        facts = [*graph.value(target.id), *(_as_fact(value_text(graph.value(s.id))) for s in evidence)]
-        return {op_id: {"outputs": {target.name: facts}}}, f"add the evidence to {target.name}"
+        facts = [ideal_fact(graph, v) for v in evidence]
+        if target.category == "update_events":  # a memory decision: the ideal one adds the fact
+            kept = _carried_inputs(ws, graph, attribution, op_id) or facts
+            added = [{"id": None, "text": text, "event": "ADD"} for text in kept]
+            return {op_id: {"outputs": {target.name: [*graph.value(target.id), *added]}}}, (
+                f"add the fact it dropped to {target.name}"
+            )
+        return {op_id: {"outputs": {target.name: [*graph.value(target.id), *facts]}}}, (
+            f"add the evidence, as an ideal extraction writes it, to {target.name}"
+        )
     if kind == "RetrievalError":
         held = attribution.step(PathRole.LIVE_AT_QUESTION)
         context = [v for v in graph.outputs(op_id) if v.category == "retrieved"]
@@ -333,5 +344,27 @@ def verify_all(
         return results
 
 
-def _as_fact(message: str) -> str:
-    return message.split(": ", 1)[1] if ": " in message[:40] else message
+def ideal_fact(graph: GraphQueries, message: VariableVersion) -> str:
+    """An evidence message as a correct extraction writes it: the speaker's words in the third person,
+    dated ('Clara adopted a dog last week [on 1 May 2023]'), as the offline extractors write facts."""
+    text = message_text(graph.value(message.id))
+    speaker, said = text.split(": ", 1) if ": " in text[:40] else ("", text)
+    when = said_when(graph, message)
+    fact = third_person(said, speaker) if speaker else said
+    day = parse_when(when) if when else None
+    resolved = resolve_date(said, day)
+    stamp = f"on {resolved}" if resolved else f"said on {when}" if when else ""
+    return f"{fact} [{stamp}]" if stamp else fact
+
+
+def _carried_inputs(ws: Workspace, graph: GraphQueries, attribution: Attribution, op_id: str) -> list[str]:
+    """The texts of the operation's inputs that carry the evidence (the facts a decision dropped)."""
+    case = ws.case(attribution.run_id, attribution.case_id)
+    target = evidence_target(graph, case, attribution)
+    if target is None:
+        return []
+    inputs = [v for v in graph.inputs(op_id) if v.category not in ("prompt", "retrieved")]
+    values = graph.values(inputs)
+    return [
+        value_text(values[v.id]) for v in inputs if carrying_part(target, [(v.id, values[v.id])]) is not None
+    ]
