@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..datasets import parse_when
+from ..eval import says_unanswerable
 from ..graph import Case, GraphQueries, MemtraceError, VariableVersion, Workspace
 from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
@@ -257,6 +258,15 @@ def _by_elimination(
     """A ResponseError: by elimination when a part of the answer's context carries the evidence, by the
     one rule flow used to claim it (`support.carrying_part`); the part is named on the path."""
     no_replay = "no replay: an answer step has no upstream repair to replay"
+    if case.gold and all(says_unanswerable(g) for g in case.gold):
+        return _outcome(
+            attribution,
+            NOT_VERIFIABLE,
+            "unanswerable",
+            "an unanswerable question: there is no information to carry, the answer step should have"
+            " abstained; no part is claimed and none can be named",
+            [no_replay],
+        )
     if target is None:
         return _outcome(
             attribution,
