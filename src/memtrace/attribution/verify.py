@@ -71,7 +71,9 @@ def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any
         if not evidence or not produced:
             return None, "the operation produced no list to add the evidence fact to"
         target = produced[0]
-        facts = [ideal_fact(graph, v) for v in evidence]
+        # What this operation read of the evidence: a later message is no fact it could have written.
+        read = {v.id for v in graph.inputs(op_id)}
+        facts = [ideal_fact(graph, v) for v in ([v for v in evidence if v.id in read] or evidence)]
         if target.category == "update_events":  # a memory decision: the ideal one adds the fact
             kept = _carried_inputs(ws, graph, attribution, op_id) or facts
             added = [{"id": None, "text": text, "event": "ADD"} for text in kept]
@@ -356,11 +358,14 @@ def verify_all(
 
 def ideal_fact(graph: GraphQueries, message: VariableVersion) -> str:
     """An evidence message as a correct extraction writes it: the speaker's words in the third person,
-    dated ('Clara adopted a dog last week [on 1 May 2023]'), as the offline extractors write facts."""
+    naming the speaker, dated ('Clara adopted a dog last week [on 1 May 2023]'), as the offline
+    extractors write facts; a fact that does not say whose it is cannot be found by a question about them."""
     text = message_text(graph.value(message.id))
     speaker, said = text.split(": ", 1) if ": " in text[:40] else ("", text)
     when = said_when(graph, message)
     fact = third_person(said, speaker) if speaker else said
+    if speaker and speaker not in fact:
+        fact = f"{speaker} said: {fact}"
     day = parse_when(when) if when else None
     resolved = resolve_date(said, day)
     stamp = f"on {resolved}" if resolved else f"said on {when}" if when else ""
