@@ -14,7 +14,7 @@ from memtrace.attribution.engine import attribute
 from memtrace.attribution.model import Attribution, PathRole, PathStep, load_attributions
 from memtrace.attribution.oracle import evidence_texts
 from memtrace.attribution.support import OverlapScorer
-from memtrace.attribution.verify import Verification, verify, verify_all
+from memtrace.attribution.verify import Verification, ideal_fact, verify, verify_all
 from memtrace.datasets import sample_conversation
 from memtrace.eval import says_unanswerable
 from memtrace.systems import run_conversation
@@ -230,3 +230,17 @@ def test_a_first_round_repair_undone_by_a_fusing_second_round_is_replayed_with_t
             ws.view(run.run_id), ws.case(run.run_id, outcome.attribution.case_id)
         ).retrieval_op
         assert set(patches) == {outcome.attribution.op_id, final.id} and final.id != outcome.attribution.op_id
+
+
+def test_an_extraction_repair_writes_the_fact_as_a_correct_extraction_would(workspace: Path) -> None:
+    with mt.run(workspace, name="t") as run, mt.op("load_session", category="construction") as op:
+        op.output("session_1.date", "1:56 pm on 8 May, 2023", category="session_date")
+        mine = op.output("D1:1", "Clara: I adopted a dog two days ago.", category="message")
+        greeting = op.output("D1:2", "Diego: Hey Clara! The store is doing great.", category="message")
+    graph = mt.open(workspace).view(run.id)
+    # third person, the relative date resolved against the day it was said
+    assert ideal_fact(graph, graph.var(mine)) == "Clara adopted a dog two days ago. [on 6 May 2023]"
+    # no first person to rewrite: the fact still says whose it is, and when it was said
+    assert ideal_fact(graph, graph.var(greeting)) == (
+        "Diego said: Hey Clara! The store is doing great. [said on 8 May 2023]"
+    )
