@@ -26,7 +26,7 @@ from .anatomy import case_anatomy
 from .confirm import context_part, evidence_target, memory_carries_at_question
 from .evidence import message_text, said_when
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
-from .model import Attribution, PathRole, PathStep, load_attributions, save_attribution
+from .model import Attribution, PathRole, PathStep, load_attributions, save_attribution, settings_keys
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
 from .support import Target, carrying_part
 from .verdicts import (
@@ -339,16 +339,12 @@ def verify_all(
             for a in load_attributions(ws.store, method=method)
             if (refresh or a.verified is None) and (chosen is None or a.run_id in chosen)
         ][:limit]
-        keys = dict(
-            ws.store.conn.execute(
-                "SELECT run || '/' || case_id, settings_key FROM attributions WHERE method=?", (method,)
-            ).fetchall()
-        )
+        keys = settings_keys(ws.store, method)
         results = []
         for done, attribution in enumerate(attributions, 1):
             outcome = verify(ws, attribution, llm=llm, oracle=oracle)
             save_attribution(
-                ws.store, outcome.record(), keys.get(f"{attribution.run_id}/{attribution.case_id}", "")
+                ws.store, outcome.record(), keys.get((attribution.run_id, attribution.case_id), "")
             )
             results.append(outcome)
             if progress:
