@@ -35,3 +35,12 @@ def test_a_part_not_stating_the_answer_is_no_candidate_when_the_evidence_states_
 def test_states_answer_needs_every_content_word_of_some_gold() -> None:
     assert states_answer("She works at a tech company now", ["a tech company", "Harbor Works"])
     assert not states_answer("She works at a company", ["a tech company"])
+
+
+def test_a_gold_date_matched_only_by_the_said_on_stamp_is_not_required_of_a_part() -> None:
+    scorer = OverlapScorer()
+    evidence = [("D3:1", "Clara: I just moved to Lisbon last week! [said on 4 May 2023]")]
+    target = scorer.prepare("When did Clara move to Lisbon?", ["the week before 4 May 2023"], evidence)
+    assert not target.answer_required
+    resolved = ["Big news, Diego: Clara just moved to Lisbon last week! [on 27 April 2023]"]
+    assert carrying_part(target, [("ctx@1", resolved)], scorer) is not None

@@ -141,8 +141,12 @@ def states_answer(text: str, gold: Iterable[str]) -> bool:
 
 
 def _answer_rule(gold: list[str], evidence: list[tuple[str, str]]) -> tuple[tuple[str, ...], bool]:
-    """(the gold answers, whether an evidence message states one): a target's carrying rule."""
-    return tuple(gold), any(states_answer(text, gold) for _, text in evidence)
+    """(the gold answers, whether an evidence message's words state one): a target's carrying rule.
+
+    The '[said on 4 May 2023]' stamp does not count: a gold date matched only by it ("the week before
+    4 May 2023" for "I moved last week") is inferred, and a memory resolving it ("[on 27 April 2023]")
+    carries the information without repeating the stamp."""
+    return tuple(gold), any(states_answer(_STAMP.sub("", text), gold) for _, text in evidence)
 
 
 #: How many characters of a carrying part are kept in a path step and a verdict.
