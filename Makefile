@@ -15,7 +15,8 @@ PYTHON_FOUND := $(shell for c in "$$PYTHON" python3.13 python3.12 python3; do \
 	if [ -x "$$p" ] && "$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then echo "$$p"; exit 0; fi; \
 	done; fi)
 
-.PHONY: venv demo test lint format bench clean
+.PHONY: venv demo test test-phoenix phoenix-venv lint format bench clean
+PHOENIX_VENV ?= .venv-phoenix
 
 $(VENV)/.installed: pyproject.toml
 	@if [ -z "$(PYTHON_FOUND)" ]; then echo "memtrace needs Python >= 3.12 (set PYTHON=/path/to/python3.12)"; exit 1; fi
@@ -24,7 +25,7 @@ $(VENV)/.installed: pyproject.toml
 	@"$(PYTHON_FOUND)" -m venv $(VENV)
 	@echo "Installing memtrace and its dependencies into $(VENV)/ (first time only; a few minutes)"
 	@$(PY) -m pip install --quiet --upgrade pip
-	@set -o pipefail; $(PY) -m pip install --progress-bar off -e ".[test,bench,plot]" \
+	@set -o pipefail; $(PY) -m pip install --progress-bar off -e ".[test,bench,plot,otel]" \
 		| { grep --line-buffered '^Collecting' | sed -u 's/^Collecting /  /; s/ (from .*//' || true; }
 	@echo "Installed: $(VENV)/bin/memtrace"
 	@touch $@
@@ -49,6 +50,18 @@ test: venv
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/pytest -q
 
+# The optional slow tier: a real Arize Phoenix server (its own venv: arize-phoenix is heavy) gets the spans.
+$(PHOENIX_VENV)/.installed:
+	@if [ -z "$(PYTHON_FOUND)" ]; then echo "Phoenix needs Python >= 3.12 (set PYTHON=/path/to/python3.12)"; exit 1; fi
+	"$(PYTHON_FOUND)" -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/pip install --quiet arize-phoenix arize-phoenix-client
+	@touch $@
+
+phoenix-venv: $(PHOENIX_VENV)/.installed
+
+test-phoenix: venv phoenix-venv
+	MEMTRACE_PHOENIX_PYTHON=$(CURDIR)/$(PHOENIX_VENV)/bin/python $(VENV)/bin/pytest -q -m phoenix tests/otel
+
 format: venv
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
@@ -58,4 +71,4 @@ bench: venv
 	$(PY) benchmarks/graph_scale.py
 
 clean:
-	rm -rf $(VENV) $(WORKSPACE) .pytest_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) $(WORKSPACE) .pytest_cache
