@@ -25,7 +25,7 @@ $(VENV)/.installed: pyproject.toml
 	@"$(PYTHON_FOUND)" -m venv $(VENV)
 	@echo "Installing memtrace and its dependencies into $(VENV)/ (first time only; a few minutes)"
 	@$(PY) -m pip install --quiet --upgrade pip
-	@set -o pipefail; $(PY) -m pip install --progress-bar off -e ".[test,bench,plot,otel]" \
+	@set -o pipefail; $(PY) -m pip install --progress-bar off -e ".[test,bench,plot,otel,ui]" \
 		| { grep --line-buffered '^Collecting' | sed -u 's/^Collecting /  /; s/ (from .*//' || true; }
 	@echo "Installed: $(VENV)/bin/memtrace"
 	@touch $@
@@ -48,6 +48,7 @@ demo: venv
 test: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/pytest -q
 
 # The optional slow tier: a real Arize Phoenix server (its own venv: arize-phoenix is heavy) gets the spans.

@@ -1,13 +1,15 @@
 """The memory evolution graph: model, SQLite store, queries and import/export.
 
-This package imports nothing else of memtrace; every other layer builds on it.
+This package imports nothing else of memtrace but the ground (errors.py, vocabulary.py); every other
+layer builds on it.
 """
 
-from .errors import AmbiguousRunError, FormatError, MemtraceError, NotFoundError, WorkspaceError
+from ..errors import AmbiguousRunError, FormatError, MemtraceError, NotFoundError, WorkspaceError
 from .model import (
     JUDGE_OP_NAME,
     MEMORY_ENTRY,
     QUERY_VAR,
+    Annotation,
     Case,
     Edge,
     LifecycleEntry,
@@ -27,6 +29,7 @@ __all__ = [
     "MEMORY_ENTRY",
     "QUERY_VAR",
     "AmbiguousRunError",
+    "Annotation",
     "Case",
     "Edge",
     "FormatError",
