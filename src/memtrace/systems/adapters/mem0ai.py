@@ -1,0 +1,534 @@
+"""Trace a real `mem0.Memory` (the `mem0ai` package) without editing its source.
+
+    import memtrace as mt
+    from memtrace.adapters.mem0ai import trace
+
+    memory = Memory.from_config(config)
+    tracer = trace(memory)            # tracer.pipeline: "classic" (1.0.x) or "additive" (2.x)
+    with mt.run("ws/", name="demo", system="mem0ai"):
+        memory.add(messages, user_id="u")
+        memory.search("question", user_id="u")
+
+`trace` replaces methods on the one Memory object (and on its LLM, embedder, vector store, history
+table and OpenAI clients) with wrappers that record operations named and categorised like the
+paper's Mem0 graphs, so attribution reads them as it reads memtrace's own Mem0:
+
+- `mem0.add` (construction) reads the messages; inside it `extract_facts` (extraction) with its
+  `*.llm` call (category llm, token usage from the OpenAI client call), `embed` (llm),
+  `search_memories` (retrieval, the old memories mem0 compares with), and in the classic pipeline
+  `update_memory_decision` (update) whose ADD / UPDATE / DELETE / NONE events become
+  `create_memory` / `update_memory` (update) and `delete_memory` (deletion) operations nested in
+  it; in the additive pipeline `insert_memories` (update) writes the batch. Every write to the
+  vector store is a version of the memory unit named by mem0's memory id; `history.add` records
+  each row mem0 writes to its history table.
+- `search` / `get_all` (retrieval) read the units they return and output them as `retrieved`.
+- `mem0.update` / `mem0.delete` / `mem0.delete_all` wrap the explicit calls (2.x: the only way a
+  memory changes after its ADD).
+
+mem0 1.0.x runs add()'s and search()'s inner step in a thread pool that drops contextvars: the inner
+step takes the caller's context from a hand-off (mem0ai_parts.Handoffs), so one add() is one
+subtree of the run. Errors mem0 swallows (an update-decision call that failed, a reply it could not
+parse, an event naming an id it never showed) are recorded on the operation as status `error`.
+With no run recording, every wrapper calls straight through.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...llm.usage import Usage, add_usage
+from ...trace import OpScope
+from ...trace.context import active_run, current_op_var
+from .mem0ai_parts import (
+    PIPELINE_VERSIONS,
+    Handoffs,
+    Mem0Swallowed,
+    Pipeline,
+    decision_events,
+    extracted_facts,
+    mem0_version,
+    message_texts,
+    pipeline_for,
+)
+
+__all__ = ["Mem0Tracer", "SearchRecord", "trace", "untrace"]
+
+_ATTRIBUTE = "_memtrace_tracer"
+
+
+@dataclass(slots=True)
+class SearchRecord:
+    """The last search in this context: its query and `retrieved` variables, for the answer step."""
+
+    query_var: str | None
+    retrieved_var: str | None
+    memories: list[dict[str, Any]]
+
+
+@dataclass(slots=True)
+class _AddStep:
+    """What one add() has recorded so far (lives in a contextvar of the thread doing the work)."""
+
+    add_op: OpScope
+    message_vars: list[str]
+    extracted: bool = False
+    fact_vars: dict[str, str] = field(default_factory=dict)  # fact text -> its variable
+    candidate_vars: list[str] = field(default_factory=list)
+    candidate_ids: list[str] = field(default_factory=list)  # mem0's temporary id i -> memory id
+    decision: OpScope | None = None
+    events_var: str | None = None
+
+
+_step: contextvars.ContextVar[_AddStep | None] = contextvars.ContextVar("memtrace_mem0_add", default=None)
+_last_search: contextvars.ContextVar[SearchRecord | None] = contextvars.ContextVar(
+    "memtrace_mem0_search", default=None
+)
+
+
+def trace(memory: Any, *, pipeline: Pipeline | None = None) -> Mem0Tracer:
+    """Instrument `memory` (a `mem0.Memory`) in place; calling it again returns the same tracer."""
+    existing = getattr(memory, _ATTRIBUTE, None)
+    if isinstance(existing, Mem0Tracer):
+        return existing
+    tracer = Mem0Tracer(memory, pipeline)
+    tracer.install()
+    return tracer
+
+
+def untrace(memory: Any) -> None:
+    """Remove the instrumentation `trace` put on `memory` (a no-op when it has none)."""
+    tracer = getattr(memory, _ATTRIBUTE, None)
+    if isinstance(tracer, Mem0Tracer):
+        tracer.uninstall()
+
+
+class Mem0Tracer:
+    """The instrumentation of one Memory object; `pipeline` and `version` say what it records."""
+
+    def __init__(self, memory: Any, pipeline: Pipeline | None = None) -> None:
+        self.memory = memory
+        self.version = mem0_version()
+        self.pipeline: Pipeline = pipeline or pipeline_for(self.version)
+        self._handoffs = Handoffs()
+        self._patched: list[tuple[Any, str]] = []
+
+    def describe(self) -> str:
+        """One line saying which mem0ai pipeline this tracer records."""
+        return (
+            f"mem0ai {self.version}: {self.pipeline} pipeline "
+            f"(written against mem0ai {PIPELINE_VERSIONS[self.pipeline]})"
+        )
+
+    def last_search(self) -> SearchRecord | None:
+        """The most recent search recorded in this context (None before any)."""
+        return _last_search.get()
+
+    # -- installing ----------------------------------------------------------------------------
+
+    def install(self) -> None:
+        m = self.memory
+        self._wrap(m, "add", self._add)
+        self._wrap(m, "_add_to_vector_store", self._vector_step)
+        self._wrap(m, "search", self._search)
+        self._wrap(m, "_search_vector_store", self._search_step)
+        self._wrap(m, "get_all", self._get_all)
+        self._wrap(m, "update", functools.partial(self._explicit, "mem0.update", "update"))
+        self._wrap(m, "delete", functools.partial(self._explicit, "mem0.delete", "deletion"))
+        self._wrap(m, "delete_all", functools.partial(self._explicit, "mem0.delete_all", "deletion"))
+        self._wrap(m, "_create_memory", self._create_memory)
+        self._wrap(m, "_update_memory", self._update_memory)
+        self._wrap(m, "_delete_memory", self._delete_memory)
+        self._wrap(m.llm, "generate_response", self._generate)
+        self._wrap(m.embedding_model, "embed", functools.partial(self._embed, "embed"))
+        self._wrap(m.embedding_model, "embed_batch", functools.partial(self._embed, "embed_batch"))
+        self._wrap(m.vector_store, "search", self._store_search)
+        self._wrap(m.vector_store, "insert", self._store_insert)
+        self._wrap(m.db, "add_history", self._history)
+        self._wrap(m.db, "batch_add_history", self._history_batch)
+        for owner in (getattr(m.llm, "client", None), getattr(m.embedding_model, "client", None)):
+            self._wrap_openai(owner)
+        setattr(m, _ATTRIBUTE, self)
+
+    def uninstall(self) -> None:
+        for owner, name in reversed(self._patched):
+            with contextlib.suppress(AttributeError):
+                delattr(owner, name)
+        self._patched.clear()
+        if getattr(self.memory, _ATTRIBUTE, None) is self:
+            delattr(self.memory, _ATTRIBUTE)
+
+    def _wrap(self, owner: Any, name: str, wrapper: Callable[..., Any]) -> None:
+        """Shadow `owner.name` by an instance attribute calling `wrapper(original, *args, **kwargs)`."""
+        original = getattr(owner, name, None)
+        if owner is None or original is None or not callable(original):
+            return
+
+        @functools.wraps(original)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if active_run() is None:
+                return original(*args, **kwargs)
+            return wrapper(original, *args, **kwargs)
+
+        setattr(owner, name, call)
+        self._patched.append((owner, name))
+
+    def _wrap_openai(self, client: Any) -> None:
+        """Count the token usage the OpenAI SDK returns on the operation that made the call."""
+        if client is None or not hasattr(client, "chat") or not hasattr(client, "embeddings"):
+            return
+        self._wrap(client.chat.completions, "create", self._counted)
+        self._wrap(client.embeddings, "create", self._counted)
+
+    def _counted(self, original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        response = original(*args, **kwargs)
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            spent = Usage(
+                1,
+                int(getattr(usage, "prompt_tokens", 0) or 0),
+                int(getattr(usage, "completion_tokens", 0) or 0),
+            )
+            add_usage(spent)
+            op = current_op_var.get()
+            if op is not None and op.category == "llm":
+                op.set(usage=spent.as_dict(), model=getattr(response, "model", None))
+        return response
+
+    # -- add() ---------------------------------------------------------------------------------
+
+    def _add(self, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any) -> Any:
+        texts = message_texts(messages)
+        scope = _scope("mem0.add", "construction", **self._add_metadata(kwargs))
+        with scope:
+            message_vars = [self._link_or_record(scope, text, "message", "message") for text in texts]
+            token = _step.set(_AddStep(scope, message_vars))
+            handoff = self._handoffs.offer("add", tuple(texts))  # after the set: the context carries it
+            try:
+                result = original(messages, *args, **kwargs)
+            finally:
+                _step.reset(token)
+                self._handoffs.withdraw("add", handoff)
+            events = result.get("results") if isinstance(result, dict) else result
+            scope.output("mem0.add.results", events, category="update_events")
+            return result
+
+    def _add_metadata(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        ids = {k: kwargs[k] for k in ("user_id", "agent_id", "run_id") if kwargs.get(k)}
+        return {"pipeline": self.pipeline, "mem0ai": self.version, "infer": kwargs.get("infer", True), **ids}
+
+    def _vector_step(self, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any) -> Any:
+        """add()'s inner step; in 1.0.x it runs in mem0's thread pool, so it takes its caller's context."""
+        if _step.get() is None:
+            context = self._handoffs.take("add", tuple(message_texts(messages)))
+            if context is not None:
+                return context.run(self._vector_step_here, original, messages, *args, **kwargs)
+        return self._vector_step_here(original, messages, *args, **kwargs)
+
+    def _vector_step_here(self, original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        step = _step.get()
+        if step is None:
+            return original(*args, **kwargs)
+        # the step object is shared with the caller's context: the decision it opens is closed here
+        try:
+            return original(*args, **kwargs)
+        finally:
+            self._close_decision(step)
+
+    # -- model calls ---------------------------------------------------------------------------
+
+    def _generate(self, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any) -> Any:
+        step = _step.get()
+        if step is None:
+            return self._llm_call("llm.chat", original, messages, *args, **kwargs)
+        if not step.extracted:
+            return self._extract(step, original, messages, *args, **kwargs)
+        return self._decide(step, original, messages, *args, **kwargs)
+
+    def _llm_call(self, name: str, original: Callable[..., Any], messages: Any, *args: Any, **kw: Any) -> Any:
+        with _scope(name, "llm", provider=type(self.memory.llm).__name__) as op:
+            op.input(f"{name}.prompt", messages, category="prompt")
+            format_ = kw.get("response_format")
+            if format_:
+                op.set(response_format=format_)
+            reply = original(messages, *args, **kw)
+            op.output(f"{name}.response", reply, category="llm_response")
+            return reply
+
+    def _extract(
+        self, step: _AddStep, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        step.extracted = True
+        op = _scope("extract_facts", "extraction", pipeline=self.pipeline)
+        op.__enter__()
+        try:
+            for var in step.message_vars:
+                op.use(var)
+            for var in step.candidate_vars:  # additive: the model sees the old memories too
+                op.use(var)
+            system = next((m.get("content") for m in messages if m.get("role") == "system"), None)
+            if system:
+                op.input("fact_extraction_prompt", system, category="prompt")
+            reply = self._llm_call("extract_facts.llm", original, messages, *args, **kwargs)
+            try:
+                facts = [f for f in extracted_facts(reply, self.pipeline) if f]
+            except (ValueError, AttributeError) as exc:
+                op.output("extracted_facts", [], category="facts")
+                self._end(op, f"mem0 could not read the extraction reply and kept no facts: {exc}")
+                return reply
+            op.output("extracted_facts", facts, category="facts")
+            for number, fact in enumerate(facts, 1):
+                step.fact_vars[fact] = op.output(f"{op.id}.fact-{number}", fact, category="fact")
+            op.set(facts=len(facts))
+        except BaseException as exc:
+            op.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        self._end(op)
+        return reply
+
+    def _decide(
+        self, step: _AddStep, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        """The classic update decision: opened here, left open so the writes it causes nest in it."""
+        self._close_decision(step)
+        op = _scope("update_memory_decision", "update", pipeline=self.pipeline)
+        op.__enter__()
+        step.decision = op
+        for var in step.fact_vars.values():
+            op.use(var)
+        for var in step.candidate_vars:
+            op.use(var)
+        op.input("update_prompt", self._update_prompt(), category="prompt")
+        try:
+            reply = self._llm_call("update_memory_decision.llm", original, messages, *args, **kwargs)
+        except Exception as exc:  # mem0 logs it and decides nothing: the decision failed
+            step.decision = None
+            self._end(op, f"the update-decision call failed and mem0 went on with no events: {exc!r}")
+            raise
+        aliases = dict(enumerate(step.candidate_ids))
+        try:
+            events, skipped = decision_events(reply, {str(i): mid for i, mid in aliases.items()})
+        except ValueError as exc:
+            op.output("update_events", [], category="update_events")
+            step.decision = None
+            self._end(op, f"mem0 could not read the update-decision reply and applied nothing: {exc}")
+            return reply
+        step.events_var = op.output("update_events", events, category="update_events")
+        op.set(events=[[e["event"], e["id"]] for e in events])
+        if skipped:
+            op.set(skipped=skipped, error=f"mem0 skipped {len(skipped)} event(s) it could not apply")
+        return reply
+
+    def _update_prompt(self) -> str:
+        custom = getattr(self.memory.config, "custom_update_memory_prompt", None)
+        if custom:
+            return custom
+        from mem0.configs.prompts import DEFAULT_UPDATE_MEMORY_PROMPT
+
+        return DEFAULT_UPDATE_MEMORY_PROMPT
+
+    def _close_decision(self, step: _AddStep) -> None:
+        if step.decision is not None:
+            decision, step.decision = step.decision, None
+            self._end(decision, decision.metadata.pop("error", None))
+
+    @staticmethod
+    def _end(op: OpScope, swallowed: str | None = None) -> None:
+        """End an operation entered by hand; an error mem0 swallowed ends it with status `error`."""
+        if swallowed:
+            op.__exit__(Mem0Swallowed, Mem0Swallowed(swallowed), None)
+        else:
+            op.__exit__(None, None, None)
+
+    def _embed(self, name: str, original: Callable[..., Any], text: Any, *args: Any, **kwargs: Any) -> Any:
+        action = kwargs.get("memory_action", args[0] if args else None)
+        with _scope(name, "llm", action=action) as op:
+            run = op.recorder
+            for item in text if isinstance(text, list) else [text]:
+                known = run.version_with_content(run.blob_for(item))
+                if known is not None:
+                    op.use(known)
+            vectors = original(text, *args, **kwargs)
+            first = vectors[0] if isinstance(text, list) and len(vectors) else vectors
+            dims = len(first) if first is not None else 0
+            op.set(texts=len(text) if isinstance(text, list) else 1, dims=dims)
+            return vectors
+
+    # -- the vector store ----------------------------------------------------------------------
+
+    def _store_search(self, original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        step = _step.get()
+        if step is None or current_op_var.get() is not step.add_op:
+            return original(*args, **kwargs)  # a search inside a write, or outside add()
+        query = kwargs.get("query", args[0] if args else None)
+        with _scope("search_memories", "retrieval", pipeline=self.pipeline) as op:
+            known = op.recorder.version_with_content(op.recorder.blob_for(query))
+            if known is not None:
+                op.use(known)
+            else:
+                for var in step.message_vars:
+                    op.use(var)
+            hits = original(*args, **kwargs)
+            found = []
+            for hit in hits or []:
+                memory_id = str(hit.id)
+                self._read_unit(op, memory_id)
+                text = (hit.payload or {}).get("data", "")
+                found.append({"id": memory_id, "text": text})
+                if memory_id not in step.candidate_ids:
+                    step.candidate_ids.append(memory_id)
+            op.set(scores=[[str(h.id), round(float(h.score or 0.0), 4)] for h in hits or []])
+            step.candidate_vars.append(op.output("candidates", found, category="retrieved"))
+            return hits
+
+    def _store_insert(self, original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        step = _step.get()
+        parent = current_op_var.get()
+        inside_write = parent is not None and parent.category != "construction"
+        if step is None or self.pipeline != "additive" or inside_write:
+            return original(*args, **kwargs)  # classic writes are recorded by _create_memory
+        ids = kwargs.get("ids", args[1] if len(args) > 1 else [])
+        payloads = kwargs.get("payloads", args[2] if len(args) > 2 else [])
+        with _scope("insert_memories", "update", pipeline=self.pipeline) as op:
+            for payload in payloads or []:
+                var = step.fact_vars.get((payload or {}).get("data"))
+                if var is not None:
+                    op.use(var)
+            result = original(*args, **kwargs)
+            for memory_id, payload in zip(ids or [], payloads or [], strict=False):
+                self._write_unit(op, str(memory_id), (payload or {}).get("data"), "ADD")
+            op.set(events=[["ADD", str(i)] for i in ids or []])
+            return result
+
+    def _create_memory(self, original: Callable[..., Any], data: Any, *args: Any, **kwargs: Any) -> Any:
+        with _scope("create_memory", "update") as op:
+            self._use_source(op, data)
+            memory_id = original(data, *args, **kwargs)
+            self._write_unit(op, str(memory_id), data, "ADD")
+            return memory_id
+
+    def _update_memory(
+        self, original: Callable[..., Any], memory_id: Any, data: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        with _scope("update_memory", "update", memory_id=str(memory_id)) as op:
+            self._use_source(op, data)
+            result = original(memory_id, data, *args, **kwargs)
+            self._write_unit(op, str(memory_id), data, "UPDATE")
+            return result
+
+    def _delete_memory(self, original: Callable[..., Any], memory_id: Any, *args: Any, **kwargs: Any) -> Any:
+        with _scope("delete_memory", "deletion", memory_id=str(memory_id)) as op:
+            step = _step.get()
+            if step is not None and step.events_var is not None:
+                op.use(step.events_var)
+            result = original(memory_id, *args, **kwargs)
+            unit = op.recorder.memory(str(memory_id))
+            if unit.exists:
+                unit.delete(by=op, event="DELETE")
+            else:
+                op.set(unknown_unit=True)
+            return result
+
+    def _use_source(self, op: OpScope, data: Any) -> None:
+        """A write reads the decision's events (classic) or the fact it stores, else records `data`."""
+        step = _step.get()
+        if step is not None and step.events_var is not None:
+            op.use(step.events_var)
+        fact = step.fact_vars.get(data) if step is not None else None
+        if fact is not None:
+            op.use(fact)
+        elif step is None or step.events_var is None:
+            self._link_or_record(op, data, "data", "value")
+
+    def _write_unit(self, op: OpScope, memory_id: str, text: Any, event: str) -> None:
+        unit = op.recorder.memory(memory_id)
+        value = {"id": memory_id, "memory": text}
+        if unit.exists:
+            unit.update(value, by=op, event=event)
+        else:
+            unit.create(value, by=op, event=event)
+
+    @staticmethod
+    def _read_unit(op: OpScope, memory_id: str) -> None:
+        latest = op.recorder.latest(memory_id)
+        if latest is not None and not latest[3]:
+            op.use(latest[2])
+
+    # -- history -------------------------------------------------------------------------------
+
+    def _history(self, original: Callable[..., Any], memory_id: Any, *args: Any, **kwargs: Any) -> Any:
+        event = kwargs.get("event", args[2] if len(args) > 2 else None)
+        with _scope("history.add", "construction", memory_id=str(memory_id), event=event):
+            return original(memory_id, *args, **kwargs)
+
+    def _history_batch(self, original: Callable[..., Any], records: Any, *args: Any, **kwargs: Any) -> Any:
+        rows = [[str(r.get("memory_id")), r.get("event")] for r in records or [] if isinstance(r, dict)]
+        with _scope("history.add", "construction", rows=rows):
+            return original(records, *args, **kwargs)
+
+    # -- questions and explicit calls ------------------------------------------------------------
+
+    def _search(self, original: Callable[..., Any], query: Any, *args: Any, **kwargs: Any) -> Any:
+        with _scope("search", "retrieval", pipeline=self.pipeline) as op:
+            query_var = self._link_or_record(op, query, "query", "query")
+            handoff = self._handoffs.offer("search", query)
+            try:
+                result = original(query, *args, **kwargs)
+            finally:
+                self._handoffs.withdraw("search", handoff)
+            self._record_found(op, query_var, result)
+            return result
+
+    def _search_step(self, original: Callable[..., Any], query: Any, *args: Any, **kwargs: Any) -> Any:
+        op = current_op_var.get()
+        if op is None or op.name != "search":
+            context = self._handoffs.take("search", query)
+            if context is not None:
+                return context.run(original, query, *args, **kwargs)
+        return original(query, *args, **kwargs)
+
+    def _get_all(self, original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        with _scope("get_all", "retrieval") as op:
+            result = original(*args, **kwargs)
+            self._record_found(op, None, result)
+            return result
+
+    def _record_found(self, op: OpScope, query_var: str | None, result: Any) -> None:
+        items = result.get("results", []) if isinstance(result, dict) else result or []
+        memories = [m for m in items if isinstance(m, dict)]
+        for memory in memories:
+            self._read_unit(op, str(memory.get("id")))
+        op.set(ranking=[[str(m.get("id")), round(float(m.get("score") or 0.0), 4)] for m in memories])
+        texts = [m.get("memory", "") for m in memories]
+        retrieved = op.output("retrieved", texts, category="retrieved")
+        _last_search.set(SearchRecord(query_var, retrieved, memories))
+
+    def _explicit(self, name: str, category: str, original: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+        arguments = {k: v for k, v in kw.items() if isinstance(v, str | int | float | bool)}
+        if args:
+            arguments["memory_id"] = str(args[0])
+        with _scope(name, category, arguments=arguments):
+            return original(*args, **kw)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _link_or_record(op: OpScope, value: Any, name: str, category: str) -> str:
+        """Use the version already holding `value` (a runner's message or question), else record it."""
+        run = op.recorder
+        known = run.version_with_content(run.blob_for(value))
+        if known is not None:
+            return op.use(known)
+        return op.input(f"{op.id}.{name}", value, category=category)
+
+
+def _scope(name: str, category: str, **metadata: Any) -> OpScope:
+    """An operation of the run recording now (the wrappers run only while one is)."""
+    run = active_run()
+    if run is None:
+        raise RuntimeError("memtrace: the run closed while mem0 was still working")
+    return OpScope(run, name, category, metadata)
