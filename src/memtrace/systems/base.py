@@ -66,6 +66,9 @@ class MemorySystem(ABC):
 
     name: ClassVar[str]
     Config: ClassVar[type[SystemConfig]] = SystemConfig
+    #: Whether the runner may pickle the system's state for replay (a system wrapping live clients
+    #: such as mem0ai's qdrant store cannot be snapshotted, so its runs cannot be replayed).
+    snapshots: ClassVar[bool] = True
 
     def __init__(
         self,

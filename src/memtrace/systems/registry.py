@@ -13,10 +13,17 @@ SYSTEMS = {
     "mem0": "memtrace.systems.mem0:Mem0System",
     "evermemos": "memtrace.systems.evermemos:EverMemOSSystem",
 }
+#: Systems wrapping another package (an extra to install, a model endpoint to give): run by name,
+#: never part of `--system all`, which must work offline on a bare install.
+EXTERNAL_SYSTEMS = {
+    "mem0ai": "memtrace.systems.mem0ai_system:Mem0AISystem",
+}
 
 
 def system_class(name: str) -> type[MemorySystem]:
-    if name not in SYSTEMS:
-        raise MemtraceError(f"unknown system {name!r} (choose {', '.join(SYSTEMS)} or all)")
-    module, _, attr = SYSTEMS[name].partition(":")
+    where = SYSTEMS.get(name) or EXTERNAL_SYSTEMS.get(name)
+    if where is None:
+        known = ", ".join([*SYSTEMS, *EXTERNAL_SYSTEMS])
+        raise MemtraceError(f"unknown system {name!r} (choose {known} or all)")
+    module, _, attr = where.partition(":")
     return getattr(importlib.import_module(module), attr)

@@ -204,6 +204,7 @@ class Mem0Tracer:
     def _add(self, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any) -> Any:
         texts = message_texts(messages)
         scope = _scope("mem0.add", "construction", **self._add_metadata(kwargs))
+        self._note_pipeline(scope)
         with scope:
             message_vars = [self._link_or_record(scope, text, "message", "message") for text in texts]
             token = _step.set(_AddStep(scope, message_vars))
@@ -216,6 +217,12 @@ class Mem0Tracer:
             events = result.get("results") if isinstance(result, dict) else result
             scope.output("mem0.add.results", events, category="update_events")
             return result
+
+    def _note_pipeline(self, op: OpScope) -> None:
+        """Say in the run's metadata which mem0ai version and pipeline it recorded."""
+        metadata = op.recorder.run.metadata
+        if "mem0ai" not in metadata:
+            metadata["mem0ai"] = {"version": self.version, "pipeline": self.pipeline}
 
     def _add_metadata(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         ids = {k: kwargs[k] for k in ("user_id", "agent_id", "run_id") if kwargs.get(k)}
