@@ -62,7 +62,7 @@ class Mem0Script:
         if "smart memory manager" in user:
             self.seen.append("decide")
             return Reply(json.dumps(self.decide(user)))
-        if "Personal Information Organizer" in system or "Input:" in user and not system:
+        if "Personal Information Organizer" in system or ("Input:" in user and not system):
             self.seen.append("extract")
             return Reply(json.dumps({"facts": self.extract(user)}))
         if "Memory Extractor" in system:

@@ -12,12 +12,12 @@ import pytest
 
 mem0 = pytest.importorskip("mem0", reason="mem0ai is not installed (pip install 'memtrace[mem0ai]')")
 
+from llmhelpers import Reply  # noqa: E402
+from mem0helpers import Decision, Mem0Script, Mem0Server, close_memory, make_memory  # noqa: E402
+
 import memtrace as mt  # noqa: E402
 from memtrace.adapters.mem0ai import mem0_version, pipeline_for, trace, untrace  # noqa: E402
 from memtrace.graph import GraphView  # noqa: E402
-
-from llmhelpers import Reply  # noqa: E402
-from mem0helpers import Decision, Mem0Script, Mem0Server, close_memory, make_memory  # noqa: E402
 
 PIPELINE = pipeline_for(mem0_version())
 CLASSIC = PIPELINE == "classic"

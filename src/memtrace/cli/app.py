@@ -210,7 +210,11 @@ def _print_run(ws: Workspace, run_id: str, unit_limit: int) -> dict[str, Any]:
 def run(
     workspace_arg: WorkspaceArgument = None,
     system: Annotated[
-        str, typer.Option(help="long_context, rag, mem0, evermemos, a comma list, or all.")
+        str,
+        typer.Option(
+            help="long_context, rag, mem0, evermemos, a comma list, or all (those four); mem0ai runs "
+            "the real mem0 library (pip install 'memtrace[mem0ai]'; needs --model)."
+        ),
     ] = "all",
     dataset: Annotated[str, typer.Option(help="sample[:SEED], locomo:PATH or longmemeval:PATH.")] = "sample",
     conversations: Annotated[

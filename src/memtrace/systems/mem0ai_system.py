@@ -156,7 +156,9 @@ class Mem0AISystem(MemorySystem):
         if self.tracer.pipeline == "classic":
             self.memory.search(question.question, user_id=self.user, limit=self.config.top_k)
         else:
-            extra = {} if self.config.search_threshold is None else {"threshold": self.config.search_threshold}
+            extra = (
+                {} if self.config.search_threshold is None else {"threshold": self.config.search_threshold}
+            )
             scope = {"user_id": self.user}
             self.memory.search(question.question, filters=scope, top_k=self.config.top_k, **extra)
         found = self.tracer.last_search()
