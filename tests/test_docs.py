@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", ROOT / "docs" / "python-api.md"]
-USER_DOCS = [*DOCS, ROOT / "docs" / "concepts.md"]
+USER_DOCS = [*DOCS, ROOT / "docs" / "concepts.md", ROOT / "docs" / "mem0ai.md"]
 
 
 def python_blocks(path: Path) -> list[str]:

@@ -117,7 +117,8 @@ class Mem0Script:
 
 
 class Mem0Server(ScriptedOpenAIServer):
-    """The scripted OpenAI-compatible server with mem0's script and word-bag embeddings."""
+    """The scripted OpenAI-compatible server with mem0's script and word-bag embeddings of the size
+    each request asks for."""
 
     def __init__(self, script: Mem0Script, **options: Any) -> None:
         super().__init__(default=script, **options)
@@ -126,7 +127,11 @@ class Mem0Server(ScriptedOpenAIServer):
     def _embeddings(self, body: dict[str, Any]) -> tuple[int, dict, dict]:
         texts = body.get("input", [])
         texts = [texts] if isinstance(texts, str) else texts
-        data = [{"object": "embedding", "index": i, "embedding": word_vector(t)} for i, t in enumerate(texts)]
+        dims = int(body.get("dimensions") or DIMS)  # mem0 asks for its configured embedding size
+        data = [
+            {"object": "embedding", "index": i, "embedding": word_vector(t, dims)}
+            for i, t in enumerate(texts)
+        ]
         tokens = sum(len(str(t).split()) for t in texts)
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
         return 200, {}, {"object": "list", "data": data, "model": "scripted-embed", "usage": usage}
