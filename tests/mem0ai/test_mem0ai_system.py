@@ -25,6 +25,7 @@ from mem0helpers import DIMS, Decision, Mem0Script, Mem0Server
 import memtrace as mt
 from memtrace.adapters.mem0ai import mem0_version, pipeline_for
 from memtrace.attribution.flow import FlowMethod
+from memtrace.attribution.verify import NOT_VERIFIABLE, verify
 from memtrace.datasets import Conversation, Question, Session, Turn
 from memtrace.eval import make_judge
 from memtrace.systems import RunResult, run_conversation
@@ -136,6 +137,15 @@ def test_flow_names_the_deletion_the_update_decision_made(recorded: tuple[Path, 
     assert blamed.name == "delete_memory"
     assert parent.name == "update_memory_decision" and parent.parent_op == last_add.id
     assert deleted[0].value["memory"] == "Melanie adopted a cat named Luna" and deleted[-1].change == "delete"
+
+
+def test_verification_says_a_mem0ai_run_cannot_be_replayed(recorded: tuple[Path, RunResult]) -> None:
+    workspace, result = recorded
+    with mt.open(workspace) as ws:
+        case = next(c for c in ws.cases(result.run_id) if c.id == "q1")
+        outcome = verify(ws, FlowMethod().attribute(ws.view(result.run_id), case))
+    assert outcome.verdict == NOT_VERIFIABLE
+    assert "cannot be replayed" in outcome.reason and "mem0ai" in outcome.reason
 
 
 def test_cli_runs_mem0ai_inside_the_workspace(tmp_path: Path) -> None:

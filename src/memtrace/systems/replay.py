@@ -89,6 +89,11 @@ def _replay(
         )
     graph = ws.graph(original.id)
     patch_seqs = [graph.op(op_id).seq for op_id in patches]  # NotFoundError names a bad op id
+    if not system_class(original.system or "").snapshots:
+        raise MemtraceError(
+            f"run {original.id} ({original.system}) cannot be replayed: that system's state cannot be "
+            "snapshotted (it wraps live clients), so no re-execution can start from it"
+        )
     conversation, snapshots = load_snapshots(ws.path, original.id)
     first_question = _question_start(ws, original.id, conversation, cases)
     if not snapshots:

@@ -35,10 +35,8 @@ With no run recording, every wrapper calls straight through.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from ...llm.usage import Usage, add_usage
@@ -55,39 +53,11 @@ from .mem0ai_parts import (
     message_texts,
     pipeline_for,
 )
+from .mem0ai_state import AddStep, SearchRecord, WritesMixin, add_step, last_search_var, new_op
 
 __all__ = ["Mem0Tracer", "SearchRecord", "trace", "untrace"]
 
 _ATTRIBUTE = "_memtrace_tracer"
-
-
-@dataclass(slots=True)
-class SearchRecord:
-    """The last search in this context: its query and `retrieved` variables, for the answer step."""
-
-    query_var: str | None
-    retrieved_var: str | None
-    memories: list[dict[str, Any]]
-
-
-@dataclass(slots=True)
-class _AddStep:
-    """What one add() has recorded so far (lives in a contextvar of the thread doing the work)."""
-
-    add_op: OpScope
-    message_vars: list[str]
-    extracted: bool = False
-    fact_vars: dict[str, str] = field(default_factory=dict)  # fact text -> its variable
-    candidate_vars: list[str] = field(default_factory=list)
-    candidate_ids: list[str] = field(default_factory=list)  # mem0's temporary id i -> memory id
-    decision: OpScope | None = None
-    events_var: str | None = None
-
-
-_step: contextvars.ContextVar[_AddStep | None] = contextvars.ContextVar("memtrace_mem0_add", default=None)
-_last_search: contextvars.ContextVar[SearchRecord | None] = contextvars.ContextVar(
-    "memtrace_mem0_search", default=None
-)
 
 
 def trace(memory: Any, *, pipeline: Pipeline | None = None) -> Mem0Tracer:
@@ -107,7 +77,7 @@ def untrace(memory: Any) -> None:
         tracer.uninstall()
 
 
-class Mem0Tracer:
+class Mem0Tracer(WritesMixin):
     """The instrumentation of one Memory object; `pipeline` and `version` say what it records."""
 
     def __init__(self, memory: Any, pipeline: Pipeline | None = None) -> None:
@@ -126,7 +96,7 @@ class Mem0Tracer:
 
     def last_search(self) -> SearchRecord | None:
         """The most recent search recorded in this context (None before any)."""
-        return _last_search.get()
+        return last_search_var.get()
 
     # -- installing ----------------------------------------------------------------------------
 
@@ -203,16 +173,16 @@ class Mem0Tracer:
 
     def _add(self, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any) -> Any:
         texts = message_texts(messages)
-        scope = _scope("mem0.add", "construction", **self._add_metadata(kwargs))
+        scope = new_op("mem0.add", "construction", **self._add_metadata(kwargs))
         self._note_pipeline(scope)
         with scope:
             message_vars = [self._link_or_record(scope, text, "message", "message") for text in texts]
-            token = _step.set(_AddStep(scope, message_vars))
+            token = add_step.set(AddStep(scope, message_vars))
             handoff = self._handoffs.offer("add", tuple(texts))  # after the set: the context carries it
             try:
                 result = original(messages, *args, **kwargs)
             finally:
-                _step.reset(token)
+                add_step.reset(token)
                 self._handoffs.withdraw("add", handoff)
             events = result.get("results") if isinstance(result, dict) else result
             scope.output("mem0.add.results", events, category="update_events")
@@ -230,14 +200,14 @@ class Mem0Tracer:
 
     def _vector_step(self, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any) -> Any:
         """add()'s inner step; in 1.0.x it runs in mem0's thread pool, so it takes its caller's context."""
-        if _step.get() is None:
+        if add_step.get() is None:
             context = self._handoffs.take("add", tuple(message_texts(messages)))
             if context is not None:
                 return context.run(self._vector_step_here, original, messages, *args, **kwargs)
         return self._vector_step_here(original, messages, *args, **kwargs)
 
     def _vector_step_here(self, original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        step = _step.get()
+        step = add_step.get()
         if step is None:
             return original(*args, **kwargs)
         # the step object is shared with the caller's context: the decision it opens is closed here
@@ -249,7 +219,7 @@ class Mem0Tracer:
     # -- model calls ---------------------------------------------------------------------------
 
     def _generate(self, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any) -> Any:
-        step = _step.get()
+        step = add_step.get()
         if step is None:
             return self._llm_call("llm.chat", original, messages, *args, **kwargs)
         if not step.extracted:
@@ -257,7 +227,7 @@ class Mem0Tracer:
         return self._decide(step, original, messages, *args, **kwargs)
 
     def _llm_call(self, name: str, original: Callable[..., Any], messages: Any, *args: Any, **kw: Any) -> Any:
-        with _scope(name, "llm", provider=type(self.memory.llm).__name__) as op:
+        with new_op(name, "llm", provider=type(self.memory.llm).__name__) as op:
             op.input(f"{name}.prompt", messages, category="prompt")
             format_ = kw.get("response_format")
             if format_:
@@ -267,10 +237,10 @@ class Mem0Tracer:
             return reply
 
     def _extract(
-        self, step: _AddStep, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any
+        self, step: AddStep, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any
     ) -> Any:
         step.extracted = True
-        op = _scope("extract_facts", "extraction", pipeline=self.pipeline)
+        op = new_op("extract_facts", "extraction", pipeline=self.pipeline)
         op.__enter__()
         try:
             for var in step.message_vars:
@@ -298,11 +268,11 @@ class Mem0Tracer:
         return reply
 
     def _decide(
-        self, step: _AddStep, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any
+        self, step: AddStep, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any
     ) -> Any:
         """The classic update decision: opened here, left open so the writes it causes nest in it."""
         self._close_decision(step)
-        op = _scope("update_memory_decision", "update", pipeline=self.pipeline)
+        op = new_op("update_memory_decision", "update", pipeline=self.pipeline)
         op.__enter__()
         step.decision = op
         for var in step.fact_vars.values():
@@ -338,7 +308,7 @@ class Mem0Tracer:
 
         return DEFAULT_UPDATE_MEMORY_PROMPT
 
-    def _close_decision(self, step: _AddStep) -> None:
+    def _close_decision(self, step: AddStep) -> None:
         if step.decision is not None:
             decision, step.decision = step.decision, None
             self._end(decision, decision.metadata.pop("error", None))
@@ -353,7 +323,7 @@ class Mem0Tracer:
 
     def _embed(self, name: str, original: Callable[..., Any], text: Any, *args: Any, **kwargs: Any) -> Any:
         action = kwargs.get("memory_action", args[0] if args else None)
-        with _scope(name, "llm", action=action) as op:
+        with new_op(name, "llm", action=action) as op:
             run = op.recorder
             for item in text if isinstance(text, list) else [text]:
                 known = run.version_with_content(run.blob_for(item))
@@ -368,11 +338,11 @@ class Mem0Tracer:
     # -- the vector store ----------------------------------------------------------------------
 
     def _store_search(self, original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        step = _step.get()
+        step = add_step.get()
         if step is None or current_op_var.get() is not step.add_op:
             return original(*args, **kwargs)  # a search inside a write, or outside add()
         query = kwargs.get("query", args[0] if args else None)
-        with _scope("search_memories", "retrieval", pipeline=self.pipeline) as op:
+        with new_op("search_memories", "retrieval", pipeline=self.pipeline) as op:
             known = op.recorder.version_with_content(op.recorder.blob_for(query))
             if known is not None:
                 op.use(known)
@@ -392,95 +362,10 @@ class Mem0Tracer:
             step.candidate_vars.append(op.output("candidates", found, category="retrieved"))
             return hits
 
-    def _store_insert(self, original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        step = _step.get()
-        parent = current_op_var.get()
-        inside_write = parent is not None and parent.category != "construction"
-        if step is None or self.pipeline != "additive" or inside_write:
-            return original(*args, **kwargs)  # classic writes are recorded by _create_memory
-        ids = kwargs.get("ids", args[1] if len(args) > 1 else [])
-        payloads = kwargs.get("payloads", args[2] if len(args) > 2 else [])
-        with _scope("insert_memories", "update", pipeline=self.pipeline) as op:
-            for payload in payloads or []:
-                var = step.fact_vars.get((payload or {}).get("data"))
-                if var is not None:
-                    op.use(var)
-            result = original(*args, **kwargs)
-            for memory_id, payload in zip(ids or [], payloads or [], strict=False):
-                self._write_unit(op, str(memory_id), (payload or {}).get("data"), "ADD")
-            op.set(events=[["ADD", str(i)] for i in ids or []])
-            return result
-
-    def _create_memory(self, original: Callable[..., Any], data: Any, *args: Any, **kwargs: Any) -> Any:
-        with _scope("create_memory", "update") as op:
-            self._use_source(op, data)
-            memory_id = original(data, *args, **kwargs)
-            self._write_unit(op, str(memory_id), data, "ADD")
-            return memory_id
-
-    def _update_memory(
-        self, original: Callable[..., Any], memory_id: Any, data: Any, *args: Any, **kwargs: Any
-    ) -> Any:
-        with _scope("update_memory", "update", memory_id=str(memory_id)) as op:
-            self._use_source(op, data)
-            result = original(memory_id, data, *args, **kwargs)
-            self._write_unit(op, str(memory_id), data, "UPDATE")
-            return result
-
-    def _delete_memory(self, original: Callable[..., Any], memory_id: Any, *args: Any, **kwargs: Any) -> Any:
-        with _scope("delete_memory", "deletion", memory_id=str(memory_id)) as op:
-            step = _step.get()
-            if step is not None and step.events_var is not None:
-                op.use(step.events_var)
-            result = original(memory_id, *args, **kwargs)
-            unit = op.recorder.memory(str(memory_id))
-            if unit.exists:
-                unit.delete(by=op, event="DELETE")
-            else:
-                op.set(unknown_unit=True)
-            return result
-
-    def _use_source(self, op: OpScope, data: Any) -> None:
-        """A write reads the decision's events (classic) or the fact it stores, else records `data`."""
-        step = _step.get()
-        if step is not None and step.events_var is not None:
-            op.use(step.events_var)
-        fact = step.fact_vars.get(data) if step is not None else None
-        if fact is not None:
-            op.use(fact)
-        elif step is None or step.events_var is None:
-            self._link_or_record(op, data, "data", "value")
-
-    def _write_unit(self, op: OpScope, memory_id: str, text: Any, event: str) -> None:
-        unit = op.recorder.memory(memory_id)
-        value = {"id": memory_id, "memory": text}
-        if unit.exists:
-            unit.update(value, by=op, event=event)
-        else:
-            unit.create(value, by=op, event=event)
-
-    @staticmethod
-    def _read_unit(op: OpScope, memory_id: str) -> None:
-        latest = op.recorder.latest(memory_id)
-        if latest is not None and not latest[3]:
-            op.use(latest[2])
-
-    # -- history -------------------------------------------------------------------------------
-
-    def _history(self, original: Callable[..., Any], memory_id: Any, *args: Any, **kwargs: Any) -> Any:
-        event = kwargs.get("event", args[2] if len(args) > 2 else None)
-        with _scope("history.add", "construction", memory_id=str(memory_id), event=event):
-            return original(memory_id, *args, **kwargs)
-
-    def _history_batch(self, original: Callable[..., Any], records: Any, *args: Any, **kwargs: Any) -> Any:
-        rows = [[str(r.get("memory_id")), r.get("event")] for r in records or [] if isinstance(r, dict)]
-        with _scope("history.add", "construction", rows=rows):
-            return original(records, *args, **kwargs)
-
     # -- questions and explicit calls ------------------------------------------------------------
 
     def _search(self, original: Callable[..., Any], query: Any, *args: Any, **kwargs: Any) -> Any:
-        with _scope("search", "retrieval", pipeline=self.pipeline) as op:
+        with new_op("search", "retrieval", pipeline=self.pipeline) as op:
             query_var = self._link_or_record(op, query, "query", "query")
             handoff = self._handoffs.offer("search", query)
             try:
@@ -499,7 +384,7 @@ class Mem0Tracer:
         return original(query, *args, **kwargs)
 
     def _get_all(self, original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        with _scope("get_all", "retrieval") as op:
+        with new_op("get_all", "retrieval") as op:
             result = original(*args, **kwargs)
             self._record_found(op, None, result)
             return result
@@ -512,30 +397,11 @@ class Mem0Tracer:
         op.set(ranking=[[str(m.get("id")), round(float(m.get("score") or 0.0), 4)] for m in memories])
         texts = [m.get("memory", "") for m in memories]
         retrieved = op.output("retrieved", texts, category="retrieved")
-        _last_search.set(SearchRecord(query_var, retrieved, memories))
+        last_search_var.set(SearchRecord(query_var, retrieved, memories))
 
     def _explicit(self, name: str, category: str, original: Callable[..., Any], *args: Any, **kw: Any) -> Any:
         arguments = {k: v for k, v in kw.items() if isinstance(v, str | int | float | bool)}
         if args:
             arguments["memory_id"] = str(args[0])
-        with _scope(name, category, arguments=arguments):
+        with new_op(name, category, arguments=arguments):
             return original(*args, **kw)
-
-    # -- helpers -------------------------------------------------------------------------------
-
-    @staticmethod
-    def _link_or_record(op: OpScope, value: Any, name: str, category: str) -> str:
-        """Use the version already holding `value` (a runner's message or question), else record it."""
-        run = op.recorder
-        known = run.version_with_content(run.blob_for(value))
-        if known is not None:
-            return op.use(known)
-        return op.input(f"{op.id}.{name}", value, category=category)
-
-
-def _scope(name: str, category: str, **metadata: Any) -> OpScope:
-    """An operation of the run recording now (the wrappers run only while one is)."""
-    run = active_run()
-    if run is None:
-        raise RuntimeError("memtrace: the run closed while mem0 was still working")
-    return OpScope(run, name, category, metadata)
