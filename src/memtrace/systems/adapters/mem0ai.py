@@ -53,7 +53,15 @@ from .mem0ai_parts import (
     message_texts,
     pipeline_for,
 )
-from .mem0ai_state import AddStep, SearchRecord, WritesMixin, add_step, last_search_var, new_op
+from .mem0ai_state import (
+    AddStep,
+    SearchRecord,
+    WritesMixin,
+    add_step,
+    content_key,
+    last_search_var,
+    new_op,
+)
 
 __all__ = ["Mem0Tracer", "SearchRecord", "trace", "untrace"]
 
@@ -177,6 +185,8 @@ class Mem0Tracer(WritesMixin):
         self._note_pipeline(scope)
         with scope:
             message_vars = [self._link_or_record(scope, text, "message", "message") for text in texts]
+            if kwargs.get("memory_type") == "procedural_memory":  # one summary call, no extraction
+                return self._finish_add(scope, original(messages, *args, **kwargs))
             token = add_step.set(AddStep(scope, message_vars))
             handoff = self._handoffs.offer("add", tuple(texts))  # after the set: the context carries it
             try:
@@ -184,9 +194,13 @@ class Mem0Tracer(WritesMixin):
             finally:
                 add_step.reset(token)
                 self._handoffs.withdraw("add", handoff)
-            events = result.get("results") if isinstance(result, dict) else result
-            scope.output("mem0.add.results", events, category="update_events")
-            return result
+            return self._finish_add(scope, result)
+
+    @staticmethod
+    def _finish_add(scope: OpScope, result: Any) -> Any:
+        events = result.get("results") if isinstance(result, dict) else result
+        scope.output("mem0.add.results", events, category="update_events")
+        return result
 
     def _note_pipeline(self, op: OpScope) -> None:
         """Say in the run's metadata which mem0ai version and pipeline it recorded."""
@@ -326,7 +340,7 @@ class Mem0Tracer(WritesMixin):
         with new_op(name, "llm", action=action) as op:
             run = op.recorder
             for item in text if isinstance(text, list) else [text]:
-                known = run.version_with_content(run.blob_for(item))
+                known = run.version_with_content(content_key(item))
                 if known is not None:
                     op.use(known)
             vectors = original(text, *args, **kwargs)
@@ -343,7 +357,7 @@ class Mem0Tracer(WritesMixin):
             return original(*args, **kwargs)  # a search inside a write, or outside add()
         query = kwargs.get("query", args[0] if args else None)
         with new_op("search_memories", "retrieval", pipeline=self.pipeline) as op:
-            known = op.recorder.version_with_content(op.recorder.blob_for(query))
+            known = op.recorder.version_with_content(content_key(query))
             if known is not None:
                 op.use(known)
             else:

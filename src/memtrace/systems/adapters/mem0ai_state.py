@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...graph.values import encode_value
 from ...trace import OpScope
 from ...trace.context import active_run, current_op_var
 from .mem0ai_parts import Pipeline
@@ -40,6 +41,11 @@ add_step: contextvars.ContextVar[AddStep | None] = contextvars.ContextVar("memtr
 last_search_var: contextvars.ContextVar[SearchRecord | None] = contextvars.ContextVar(
     "memtrace_mem0_search", default=None
 )
+
+
+def content_key(value: Any) -> str:
+    """A value's content hash, to find the version holding it without buffering a blob for it."""
+    return encode_value(value)[0]
 
 
 def new_op(name: str, category: str, **metadata: Any) -> OpScope:
@@ -144,7 +150,7 @@ class WritesMixin:
     def _link_or_record(op: OpScope, value: Any, name: str, category: str) -> str:
         """Use the version already holding `value` (a runner's message or question), else record it."""
         run = op.recorder
-        known = run.version_with_content(run.blob_for(value))
+        known = run.version_with_content(content_key(value))
         if known is not None:
             return op.use(known)
         return op.input(f"{op.id}.{name}", value, category=category)
