@@ -15,10 +15,20 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
+import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+# mem0 reads MEM0_DIR and MEM0_TELEMETRY once, at import (else it writes ~/.mem0/config.json): the
+# test modules import this one before mem0.
+if "mem0" not in sys.modules:
+    os.environ["MEM0_TELEMETRY"] = "False"
+    os.environ["MEM0_DIR"] = tempfile.mkdtemp(prefix="memtrace-test-mem0-home-")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "llm"))
 
 from llmhelpers import Reply, ScriptedOpenAIServer
 

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mem0helpers import Decision, Mem0Script, Mem0Server, close_memory, make_memory
 
 mem0 = pytest.importorskip("mem0", reason="mem0ai is not installed (pip install 'memtrace[mem0ai]')")
 
 from llmhelpers import Reply  # noqa: E402
-from mem0helpers import Decision, Mem0Script, Mem0Server, close_memory, make_memory  # noqa: E402
 
 import memtrace as mt  # noqa: E402
 from memtrace.adapters.mem0ai import mem0_version, pipeline_for, trace, untrace  # noqa: E402

@@ -6,10 +6,10 @@ import re
 from pathlib import Path
 
 import pytest
+from mem0helpers import Mem0Script, Mem0Server
 
 pytest.importorskip("mem0", reason="mem0ai is not installed (pip install 'memtrace[mem0ai]')")
 
-from mem0helpers import Mem0Script, Mem0Server
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "mem0ai.md"
 

@@ -16,11 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mem0helpers import DIMS, Decision, Mem0Script, Mem0Server
 
 pytest.importorskip("mem0", reason="mem0ai is not installed (pip install 'memtrace[mem0ai]')")
 
 from llmhelpers import scripted_client
-from mem0helpers import DIMS, Decision, Mem0Script, Mem0Server
 
 import memtrace as mt
 from memtrace.adapters.mem0ai import mem0_version, pipeline_for
