@@ -21,7 +21,8 @@ from rich.table import Table
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
-from memtrace.cli.run_cmd import SYSTEMS, run_systems
+from memtrace.cli.run_cmd import run_systems
+from memtrace.systems.registry import BUILTIN_SYSTEMS as SYSTEMS
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
 GOAL_MS = 50.0

@@ -35,7 +35,8 @@ from _common import code_version, goal_status
 from memtrace.cli.run_cmd import parse_overrides
 from memtrace.optimize import make_split, optimize, start_config
 from memtrace.optimize.evaluate import Evaluator
-from memtrace.systems.registry import SYSTEMS, system_class
+from memtrace.systems.registry import BUILTIN_SYSTEMS as SYSTEMS
+from memtrace.systems.registry import system_class
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
 

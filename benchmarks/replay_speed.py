@@ -29,7 +29,8 @@ from rich.table import Table
 import memtrace as mt
 from memtrace.datasets import load_dataset
 from memtrace.systems import run_conversation
-from memtrace.systems.registry import SYSTEMS, system_class
+from memtrace.systems.registry import BUILTIN_SYSTEMS as SYSTEMS
+from memtrace.systems.registry import system_class
 from memtrace.systems.replay import replay
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"

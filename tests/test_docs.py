@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import re
+import sys
+import types
 from pathlib import Path
 
 import pytest
 
+from memtrace.attribution.methods import method_names, unregister_attributor
+from memtrace.systems.registry import system_names, unregister_system
+
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", ROOT / "docs" / "python-api.md"]
+DOCS = [ROOT / "README.md", ROOT / "docs" / "python-api.md", ROOT / "docs" / "systems.md"]
 USER_DOCS = [*DOCS, ROOT / "docs" / "concepts.md", ROOT / "docs" / "mem0ai.md"]
 
 
@@ -21,9 +26,18 @@ def test_the_python_blocks_run(path: Path, tmp_path: Path, monkeypatch: pytest.M
     blocks = python_blocks(path)
     assert blocks, f"{path.name} has no python block"
     monkeypatch.chdir(tmp_path)
-    namespace: dict[str, object] = {"__name__": f"doc_{path.stem}"}
-    for number, block in enumerate(blocks, 1):
-        exec(compile(block, f"{path.name} block {number}", "exec"), namespace)
+    module = types.ModuleType(f"doc_{path.stem}")  # importable, as a user's module is: snapshots pickle
+    monkeypatch.setitem(sys.modules, module.__name__, module)  # instances of its classes by reference
+    namespace = module.__dict__
+    systems, methods = set(system_names()), set(method_names())
+    try:
+        for number, block in enumerate(blocks, 1):
+            exec(compile(block, f"{path.name} block {number}", "exec", dont_inherit=True), namespace)
+    finally:  # what a doc registers is not left for the tests that follow
+        for name in set(system_names()) - systems:
+            unregister_system(name)
+        for name in set(method_names()) - methods:
+            unregister_attributor(name)
 
 
 @pytest.mark.parametrize("path", USER_DOCS, ids=lambda p: p.name)

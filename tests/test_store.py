@@ -9,7 +9,7 @@ import pytest
 
 import memtrace as mt
 from memtrace.graph import Store, WorkspaceError
-from memtrace.graph.store import SCHEMA_VERSION
+from memtrace.graph.schema import SCHEMA_VERSION
 
 
 def test_new_workspace_is_a_wal_database_at_the_current_schema(workspace: Path) -> None:
@@ -71,7 +71,7 @@ def test_deleting_a_run_removes_its_rows_only(workspace: Path, small_run: str) -
 
 
 def test_a_version_1_workspace_is_migrated_and_keeps_its_data(workspace: Path) -> None:
-    from memtrace.graph.store import _MIGRATIONS
+    from memtrace.graph.schema import _MIGRATIONS
     from memtrace.graph.values import encode_value
 
     workspace.mkdir()

@@ -28,13 +28,18 @@ from .trace import (
     traced,
     track,
 )
-from .trace.memory import CANCEL, DELETE
+from .trace.in_memory import InMemorySink
+from .trace.patch import CANCEL, DELETE, Patch
+from .trace.sink import Sink
 
 if TYPE_CHECKING:
     from .attribution.engine import attribute
+    from .attribution.methods import register_attributor
     from .attribution.model import Attribution
     from .attribution.verdicts import Verification
     from .attribution.verify import verify
+    from .systems.base import MemorySystem, SystemConfig
+    from .systems.registry import register_system
     from .systems.replay import ReplayResult, replay
 
 __version__ = "0.1.0"
@@ -48,6 +53,10 @@ LAZY_EXPORTS: dict[str, str] = {
     "Verification": "memtrace.attribution.verdicts",
     "replay": "memtrace.systems.replay",
     "ReplayResult": "memtrace.systems.replay",
+    "MemorySystem": "memtrace.systems.base",
+    "SystemConfig": "memtrace.systems.base",
+    "register_system": "memtrace.systems.registry",
+    "register_attributor": "memtrace.attribution.methods",
 }
 
 
@@ -69,9 +78,14 @@ __all__ = [
     "DELETE",
     "Attribution",
     "FormatError",
+    "InMemorySink",
+    "MemorySystem",
     "MemtraceError",
     "NotFoundError",
+    "Patch",
     "ReplayResult",
+    "Sink",
+    "SystemConfig",
     "Verification",
     "Workspace",
     "WorkspaceError",
@@ -85,6 +99,8 @@ __all__ = [
     "op",
     "open",
     "propagate",
+    "register_attributor",
+    "register_system",
     "replay",
     "run",
     "traced",

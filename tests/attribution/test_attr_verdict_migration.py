@@ -7,7 +7,8 @@ import sqlite3
 from pathlib import Path
 
 from memtrace.attribution.model import Attribution, load_attributions, save_attribution
-from memtrace.graph.store import _MIGRATIONS, Store
+from memtrace.graph.schema import _MIGRATIONS
+from memtrace.graph.store import Store
 
 
 def _version_4_workspace(workspace: Path) -> None:

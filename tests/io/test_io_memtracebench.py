@@ -11,6 +11,9 @@ from iohelpers import fresh_graph
 from memtrace.graph import FormatError, Store
 from memtrace.graph.io import load_memtracebench
 
+#: split -> the system that recorded it, in load order (the system registry supplies this in memtrace).
+SPLITS = {"rag": "rag", "mem0": "mem0"}
+
 
 @pytest.fixture
 def store(tmp_path) -> Iterator[Store]:
@@ -63,7 +66,9 @@ def bench_dir(tmp_path, sc_graph):
 
 def test_loads_every_split_with_cases_and_annotations(store, bench_dir):
     seen = []
-    runs = load_memtracebench(store, bench_dir, progress=lambda done, total, path: seen.append((done, total)))
+    runs = load_memtracebench(
+        store, bench_dir, progress=lambda done, total, path: seen.append((done, total)), systems=SPLITS
+    )
     assert [(r.system, r.name, r.dataset) for r in runs] == [
         ("rag", "rag/conv-1", "locomo"),
         ("rag", "rag/conv-2", "locomo"),
@@ -84,6 +89,17 @@ def test_loads_every_split_with_cases_and_annotations(store, bench_dir):
     again = load_memtracebench(store, bench_dir, splits=["mem0"])
     assert [r.id for r in again] == [runs[2].id]
     assert len(store.runs()) == 3 and len(store.annotations()) == 3
+
+
+def test_splits_load_in_the_callers_order_under_the_callers_system_names(store, bench_dir):
+    """graph/ knows no system: unknown splits load by name, under their split name as the system."""
+    assert next(r.name for r in load_memtracebench(store, bench_dir)) == "mem0/conv-1"
+    runs = load_memtracebench(store, bench_dir, systems={"rag": "my_rag"})
+    assert [(r.system, r.name) for r in runs] == [
+        ("my_rag", "rag/conv-1"),
+        ("my_rag", "rag/conv-2"),
+        ("mem0", "mem0/conv-1"),
+    ]
 
 
 def test_missing_or_empty_directories_are_named(store, tmp_path, bench_dir):

@@ -11,8 +11,6 @@ import memtrace as mt
 from memtrace.datasets import sample_conversation
 from memtrace.graph import Case
 from memtrace.optimize import (
-    GRIDS,
-    ROUTES,
     OptimizeError,
     make_split,
     paired_bootstrap,
@@ -22,42 +20,48 @@ from memtrace.optimize import (
 )
 from memtrace.optimize.routing import answer_direction
 from memtrace.optimize.tunables import applies, is_prompt, moves
-from memtrace.systems.registry import SYSTEMS, system_class
+from memtrace.systems.registry import loadable_systems, system_class
+from memtrace.systems.tunables import grid, grids
 
 
 def test_every_routed_tunable_is_a_config_field_with_a_grid_or_a_prompt() -> None:
-    for system, routes in ROUTES.items():
-        config = system_class(system).Config()
-        for r in routes:
+    for system, cls in loadable_systems().items():
+        config = cls.Config()
+        for r in cls.routes:
             assert r.tunable in type(config).model_fields, (system, r.tunable)
-            assert is_prompt(config, r.tunable) or r.tunable in GRIDS, (system, r.tunable)
+            assert is_prompt(config, r.tunable) or grid(config, r.tunable), (system, r.tunable)
 
 
 def test_every_default_setting_is_on_its_grid() -> None:
     """The search starts from the hand-chosen default and steps along the grid around it."""
-    for system in SYSTEMS:
-        config = system_class(system).Config()
-        for name in type(config).model_fields:
-            if name in GRIDS:
-                assert getattr(config, name) in GRIDS[name], (system, name)
+    for system, cls in loadable_systems().items():
+        config = cls.Config()
+        for name, declared in grids(config).items():
+            assert getattr(config, name) in declared.values, (system, name)
 
 
 def test_moves_go_the_voted_way_first_then_the_other_way() -> None:
-    assert moves("top_k", 5, +1)[:3] == [8, 10, 3]
-    assert moves("top_k", 5, -1)[:3] == [3, 2, 8]
-    assert moves("top_k", 5, 0)[:4] == [8, 3, 10, 2]
-    assert moves("top_k", 5, -1, decisive=False)[:4] == [3, 8, 2, 10]  # a split vote tries both ways
-    assert moves("retrieval", "bm25", +1) == ["hybrid"]
-    assert sorted(moves("min_answer_support", 0.5, 1)) == sorted(
-        v for v in GRIDS["min_answer_support"] if v != 0.5
-    )
-    assert 7 in moves("top_k", 7, 1) or moves("top_k", 7, 1)[0] == 8  # an off-grid start joins the grid
+    rag = system_class("rag").Config
+    top_k, retrieval, support = grid(rag, "top_k"), grid(rag, "retrieval"), grid(rag, "min_answer_support")
+    assert top_k and retrieval and support
+    assert moves(top_k, 5, +1)[:3] == [8, 10, 3]
+    assert moves(top_k, 5, -1)[:3] == [3, 2, 8]
+    assert moves(top_k, 5, 0)[:4] == [8, 3, 10, 2]
+    assert moves(top_k, 5, -1, decisive=False)[:4] == [3, 8, 2, 10]  # a split vote tries both ways
+    assert moves(retrieval, "bm25", +1) == ["hybrid"]
+    assert sorted(moves(support, 0.5, 1)) == sorted(v for v in support.values if v != 0.5)
+    assert 7 in moves(top_k, 7, 1) or moves(top_k, 7, 1)[0] == 8  # an off-grid start joins the grid
 
 
 def test_modes_decide_which_tunables_apply() -> None:
-    assert applies("min_answer_support", offline=True) and not applies("min_answer_support", offline=False)
-    assert applies("answer_prompt", offline=False) and not applies("answer_prompt", offline=True)
-    assert applies("top_k", offline=True) and applies("top_k", offline=False)
+    config = system_class("evermemos").Config()
+    assert applies(config, "min_answer_support", offline=True)
+    assert not applies(config, "min_answer_support", offline=False)
+    assert applies(config, "answer_prompt", offline=False)
+    assert not applies(config, "answer_prompt", offline=True)
+    assert applies(config, "top_k", offline=True) and applies(config, "top_k", offline=False)
+    assert applies(config, "extract_foresight", offline=False)
+    assert not applies(config, "extract_foresight", offline=True)
 
 
 def _case(gold: list[str], prediction: str) -> Case:

@@ -16,17 +16,18 @@ from memtrace.attribution.engine import attribute
 from memtrace.attribution.verify import verify_all
 from memtrace.datasets import load_dataset
 from memtrace.systems import run_conversation
-from memtrace.systems.registry import SYSTEMS, system_class
+from memtrace.systems.registry import BUILTIN_SYSTEMS, system_class
 
 _CACHE: dict[str, Path] = {}
 
 
 def record_sample(workspace: Path, systems: list[str] | None = None) -> list[str]:
-    """Run systems (default all four) over sample conversation 0 into `workspace`; their run ids."""
+    """Run systems (default: the offline built-ins) over sample conversation 0 into `workspace`."""
     (conversation,) = load_dataset("sample")
+    offline = [name for name in BUILTIN_SYSTEMS if system_class(name).runs_offline]
     return [
         run_conversation(system_class(name)(), conversation, workspace, dataset="sample").run_id
-        for name in systems or list(SYSTEMS)
+        for name in systems or offline
     ]
 
 

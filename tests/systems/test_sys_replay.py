@@ -29,7 +29,7 @@ from memtrace.systems.rag import RAGConfig, RAGSystem
 from memtrace.systems.replay import CANCEL, DELETE, ReplayResult, replay
 from memtrace.systems.runner import answer_questions, construct
 from memtrace.systems.snapshots import SnapshotWriter
-from memtrace.trace import Recorder
+from memtrace.trace import Patch, PatchPolicy, Recorder
 
 SYSTEMS: dict[str, type[MemorySystem]] = {
     "long_context": LongContext,
@@ -94,7 +94,7 @@ def check_lineage(workspace: Path, result: ReplayResult, original: str, patches:
     with mt.open(workspace) as ws:
         run = ws.run(result.run_id)
     assert run.parent_run == original
-    assert run.metadata["replay"]["patches"] == patches
+    assert PatchPolicy.patches_of(run.metadata) == {op: Patch.from_json(p) for op, p in patches.items()}
 
 
 def retrieval_of(graph: GraphView, case: Case) -> tuple[str, str]:
@@ -195,7 +195,7 @@ def test_mem0_cancelled_deletion_keeps_the_unit(recorded: dict[str, Recorded], g
     op = deletions[0]
     unit = op.metadata["unit"]
     assert unit not in final_state(workspace, run.run_id)
-    patches = {op.id: {"memory": {unit: CANCEL}}}
+    patches = {op.id: Patch().cancel(unit)}
     result = replay(workspace, run.run_id, patches)
     state = final_state(workspace, result.run_id)
     assert unit in state and "memory" in state[unit]
@@ -274,7 +274,7 @@ def test_long_context_cancelled_trim_keeps_the_message(tmp_path: Path, graph_of:
     before = graph.memory_values_at(trim.seq)[UNIT]
     trimmed = before[0]
     assert trimmed not in graph.memory_values_at(trimmed_version.seq)[UNIT]
-    patches = {trim.id: {"memory": {UNIT: CANCEL}}}
+    patches = {trim.id: Patch().cancel(UNIT)}
     result = replay(tmp_path, run.run_id, patches, cases=[run.cases[0].id])
     check_lineage(tmp_path, result, run.run_id, patches)
     replayed = graph_of(tmp_path, result.run_id)
@@ -291,7 +291,8 @@ def test_long_context_cancelled_trim_keeps_the_message(tmp_path: Path, graph_of:
 def drive(workspace: Path, system: MemorySystem, conversation: Conversation, patches: dict) -> Recorder:
     """Run construction and the questions directly under a recorder holding `patches`, so the system
     can be inspected afterwards (snapshots are written as the runner does: they take seqs)."""
-    with Recorder(workspace, name=f"{system.name}-patched", system=system.name, patches=patches) as run:
+    policy = PatchPolicy(patches)
+    with Recorder(workspace, name=f"{system.name}-patched", system=system.name, patch_policy=policy) as run:
         system.start(run, conversation)
         construct(system, conversation, run, writer=SnapshotWriter(workspace, run, conversation))
         answer_questions(system, conversation.questions, run, make_judge())

@@ -1,6 +1,7 @@
 """Attribution: for each failed case, the earliest decisive faulty operation and its error type."""
 
 from .flow import FlowMethod
+from .methods import make_method, method_names, register_attributor
 from .model import ERROR_TYPES, UNDETERMINED, Attribution, AttributionMethod, Cost, PathStep
 
 __all__ = [
@@ -11,4 +12,7 @@ __all__ = [
     "Cost",
     "FlowMethod",
     "PathStep",
+    "make_method",
+    "method_names",
+    "register_attributor",
 ]

@@ -1,8 +1,8 @@
 """Attribute every failed case of a workspace with one method, reusing stored results.
 
-`attribute(ws, method="flow")` walks the failed cases run by run (one in-memory graph per run),
-asks the store first (same run, case, method and settings -> the stored attribution) and stores
-what it computes.
+`attribute(ws, method="flow")` (any registered method: methods.py) walks the failed cases run by run
+(one in-memory graph per run), asks the store first (same run, case, method and settings -> the
+stored attribution) and stores what it computes.
 """
 
 from __future__ import annotations
@@ -12,11 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..graph import Case, Workspace
-from .baselines import LastOpMethod, RandomMethod
-from .flow import FlowMethod
+from .methods import make_method
 from .model import Attribution, AttributionMethod, load_attribution, save_attribution, settings_key
-
-METHODS = ("flow", "agent", "all-at-once", "last-op", "random")
 
 Progress = Callable[[int, int], None]
 
@@ -40,33 +37,6 @@ def make_scorer(kind: str, llm: Any = None) -> Any:
     from ..graph import MemtraceError
 
     raise MemtraceError(f"unknown support scorer {kind!r} (choose overlap, embedding or llm)")
-
-
-def make_method(
-    name: str, *, llm: Any = None, seed: int = 0, scorer: str = "overlap", **options: Any
-) -> AttributionMethod:
-    """An attribution method by name; the LLM methods need a client."""
-    if name == "flow":
-        return FlowMethod(make_scorer(scorer, llm), **options)
-    if name == "last-op":
-        return LastOpMethod()
-    if name == "random":
-        return RandomMethod(seed)
-    if name in ("agent", "all-at-once"):
-        if llm is None:
-            from ..graph import MemtraceError
-
-            raise MemtraceError(f"method {name!r} needs an LLM: pass --llm openai --model ... --base-url ...")
-        if name == "agent":
-            from .agent import AgentMethod
-
-            return AgentMethod(llm, seed_method=FlowMethod(), **options)
-        from .all_at_once import AllAtOnceMethod
-
-        return AllAtOnceMethod(llm, **options)
-    from ..graph import MemtraceError
-
-    raise MemtraceError(f"unknown attribution method {name!r} (choose {', '.join(METHODS)})")
 
 
 def failed_cases(ws: Workspace, run: str | None = None, case: str | None = None) -> list[Case]:

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
 from ..graph import Case, GraphQueries, Store
+from ..graph.attributions import AttributionRow
 
 ERROR_TYPES = ("ExtractionError", "UpdateError", "DeletionError", "RetrievalError", "ResponseError")
 UNDETERMINED = "Undetermined"
@@ -100,52 +101,36 @@ def undetermined(graph: GraphQueries, case: Case, method: str, reason: str, **ex
     return Attribution(graph.run.id, case.id, None, UNDETERMINED, 0.0, reason, method, **extra)
 
 
-# -- storage ------------------------------------------------------------------------------------
-
-_COLUMNS = (
-    "run, case_id, method, settings_key, op, error_type, confidence, verified, replay_run,"
-    " explanation, path, cost, created_at, revised_from, flow_confirmed, answer_confirmed, verification"
-)
+# -- storage: the store owns the attributions table (graph/attributions.py); these convert ----------
 
 
 def save_attribution(store: Store, attribution: Attribution, key: str) -> None:
     """Store (or replace) an attribution under (run, case, method, settings)."""
-    with store.transaction() as conn:
-        conn.execute(
-            f"INSERT INTO attributions({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-            " ON CONFLICT(run, case_id, method, settings_key) DO UPDATE SET op=excluded.op,"
-            " error_type=excluded.error_type, confidence=excluded.confidence, verified=excluded.verified,"
-            " replay_run=excluded.replay_run, explanation=excluded.explanation, path=excluded.path,"
-            " cost=excluded.cost, created_at=excluded.created_at, revised_from=excluded.revised_from,"
-            " flow_confirmed=excluded.flow_confirmed, answer_confirmed=excluded.answer_confirmed,"
-            " verification=excluded.verification",
-            (
-                attribution.run_id,
-                attribution.case_id,
-                attribution.method,
-                key,
-                attribution.op_id,
-                attribution.error_type,
-                attribution.confidence,
-                attribution.verified,
-                attribution.replay_run,
-                attribution.explanation,
-                json.dumps([asdict(step) for step in attribution.path]),
-                json.dumps(asdict(attribution.cost)),
-                time.time(),
-                json.dumps(attribution.revised_from) if attribution.revised_from is not None else None,
-                attribution.flow_confirmed,
-                attribution.answer_confirmed,
-                json.dumps(attribution.verification) if attribution.verification is not None else None,
-            ),
+    store.save_attribution(
+        AttributionRow(
+            run_id=attribution.run_id,
+            case_id=attribution.case_id,
+            method=attribution.method,
+            settings_key=key,
+            op_id=attribution.op_id,
+            error_type=attribution.error_type,
+            confidence=attribution.confidence,
+            verified=attribution.verified,
+            replay_run=attribution.replay_run,
+            explanation=attribution.explanation,
+            path=[asdict(step) for step in attribution.path],
+            cost=asdict(attribution.cost),
+            created_at=time.time(),
+            revised_from=attribution.revised_from,
+            flow_confirmed=attribution.flow_confirmed,
+            answer_confirmed=attribution.answer_confirmed,
+            verification=attribution.verification,
         )
+    )
 
 
 def load_attribution(store: Store, run_id: str, case_id: str, method: str, key: str) -> Attribution | None:
-    row = store.conn.execute(
-        f"SELECT {_COLUMNS} FROM attributions WHERE run=? AND case_id=? AND method=? AND settings_key=?",
-        (run_id, case_id, method, key),
-    ).fetchone()
+    row = store.attribution(run_id, case_id, method, key)
     return None if row is None else _from_row(row)
 
 
@@ -153,33 +138,29 @@ def load_attributions(
     store: Store, run_id: str | None = None, method: str | None = None
 ) -> list[Attribution]:
     """Stored attributions, optionally of one run and/or one method."""
-    where, params = [], []
-    if run_id is not None:
-        where.append("run=?")
-        params.append(run_id)
-    if method is not None:
-        where.append("method=?")
-        params.append(method)
-    clause = f" WHERE {' AND '.join(where)}" if where else ""
-    rows = store.conn.execute(f"SELECT {_COLUMNS} FROM attributions{clause} ORDER BY id", params).fetchall()
-    return [_from_row(row) for row in rows]
+    return [_from_row(row) for row in store.attributions(run_id, method)]
 
 
-def _from_row(row: tuple) -> Attribution:
+def settings_keys(store: Store, method: str) -> dict[tuple[str, str], str]:
+    """The settings key each (run, case) of a method's stored attributions is stored under."""
+    return {(row.run_id, row.case_id): row.settings_key for row in store.attributions(method=method)}
+
+
+def _from_row(row: AttributionRow) -> Attribution:
     return Attribution(
-        run_id=row[0],
-        case_id=row[1],
-        method=row[2],
-        op_id=row[4],
-        error_type=row[5],
-        confidence=row[6],
-        verified=row[7],
-        replay_run=row[8],
-        explanation=row[9],
-        path=[PathStep(**step) for step in json.loads(row[10] or "[]")],
-        cost=Cost(**json.loads(row[11] or "{}")),
-        revised_from=json.loads(row[13]) if row[13] else None,
-        flow_confirmed=None if row[14] is None else bool(row[14]),
-        answer_confirmed=None if row[15] is None else bool(row[15]),
-        verification=json.loads(row[16]) if row[16] else None,
+        run_id=row.run_id,
+        case_id=row.case_id,
+        method=row.method,
+        op_id=row.op_id,
+        error_type=row.error_type,
+        confidence=row.confidence,
+        verified=row.verified,
+        replay_run=row.replay_run,
+        explanation=row.explanation,
+        path=[PathStep(**step) for step in row.path],
+        cost=Cost(**row.cost),
+        revised_from=row.revised_from,
+        flow_confirmed=row.flow_confirmed,
+        answer_confirmed=row.answer_confirmed,
+        verification=row.verification,
     )

@@ -29,7 +29,7 @@ from .confirm import (
     states_answer,
 )
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
-from .model import Attribution, PathStep, load_attributions, save_attribution
+from .model import Attribution, PathStep, load_attributions, save_attribution, settings_keys
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
 from .support import OverlapScorer, Target
 from .verdicts import (
@@ -332,16 +332,12 @@ def verify_all(
             for a in load_attributions(ws.store, method=method)
             if (refresh or a.verified is None) and (chosen is None or a.run_id in chosen)
         ][:limit]
-        keys = dict(
-            ws.store.conn.execute(
-                "SELECT run || '/' || case_id, settings_key FROM attributions WHERE method=?", (method,)
-            ).fetchall()
-        )
+        keys = settings_keys(ws.store, method)
         results = []
         for done, attribution in enumerate(attributions, 1):
             outcome = verify(ws, attribution, llm=llm, oracle=oracle)
             save_attribution(
-                ws.store, outcome.record(), keys.get(f"{attribution.run_id}/{attribution.case_id}", "")
+                ws.store, outcome.record(), keys.get((attribution.run_id, attribution.case_id), "")
             )
             results.append(outcome)
             if progress:

@@ -68,10 +68,11 @@ def _open_source(source: Workspace | str | Path, stack: ExitStack, splits: Seque
     if not path.is_dir():
         raise MemtraceError(f"{path}: neither a memtrace workspace nor a MemTraceBench directory")
     from ..graph.io import load_memtracebench
+    from ..systems.registry import memtracebench_splits
 
     folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="memtrace-bench-"))
     ws = stack.enter_context(Workspace(folder, create=True))
-    load_memtracebench(ws.store, path, splits=splits)
+    load_memtracebench(ws.store, path, splits=splits, systems=memtracebench_splits())
     return ws
 
 

@@ -25,6 +25,7 @@ from ..attribution.model import ERROR_TYPES, UNDETERMINED, Attribution, save_att
 from ..graph import MemtraceError, Workspace
 from ..graph.io import load_memtracebench
 from ..progress import progress_bar
+from ..systems.registry import memtracebench_splits
 
 NON_MEMORY = ("AnnotationError", "JudgeError")
 
@@ -53,7 +54,7 @@ def evaluate_memtracebench(
         workspace = Path(scratch.name)
     try:
         with Workspace(workspace, create=True) as ws:
-            runs = load_memtracebench(ws.store, directory, splits=splits)
+            runs = load_memtracebench(ws.store, directory, splits=splits, systems=memtracebench_splits())
             options: dict[str, Any] = {"evidence": evidence} if method == "flow" else {}
             chosen = make_method(method, llm=llm, scorer=scorer, **options)
             key = settings_key(chosen.settings())

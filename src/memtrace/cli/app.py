@@ -99,6 +99,7 @@ def import_(
 ) -> None:
     """Import graphs into a workspace; a bad file is reported and nothing is written."""
     from ..graph.io import import_jsonl, import_smartcomment, load_memtracebench
+    from ..systems.registry import memtracebench_splits
 
     workspace, (source_value,) = split_workspace(workspace_alias, [workspace_arg, source_arg])
     source = Path(require(source_value, "SOURCE"))
@@ -112,7 +113,9 @@ def import_(
                 def advance(done: int, total: int, label: str = "") -> None:
                     progress.update(task, completed=done, total=total, description=f"importing {label}")
 
-                runs = load_memtracebench(ws.store, source, splits=split, progress=advance)
+                runs = load_memtracebench(
+                    ws.store, source, splits=split, progress=advance, systems=memtracebench_splits()
+                )
         elif source.name.endswith((".jsonl", ".jsonl.gz")):
             runs = [import_jsonl(ws.store, source)]
         else:
@@ -212,8 +215,8 @@ def run(
     system: Annotated[
         str,
         typer.Option(
-            help="long_context, rag, mem0, evermemos, a comma list, or all (those four); mem0ai runs "
-            "the real mem0 library (pip install 'memtrace[mem0ai]'; needs --model)."
+            help="long_context, rag, mem0, evermemos, mem0ai (the real mem0 library: needs "
+            "'memtrace[mem0ai]' and a model) or a plugin; a comma list, or all."
         ),
     ] = "all",
     dataset: Annotated[str, typer.Option(help="sample[:SEED], locomo:PATH or longmemeval:PATH.")] = "sample",
@@ -272,7 +275,9 @@ def attribute(
     workspace_arg: WorkspaceArgument = None,
     run: Annotated[str | None, typer.Option(help="Only this run (id, name or prefix).")] = None,
     case: Annotated[str | None, typer.Option(help="Only this case id.")] = None,
-    method: Annotated[str, typer.Option(help="flow, agent, all-at-once, last-op or random.")] = "flow",
+    method: Annotated[
+        str, typer.Option(help="flow, agent, all-at-once, last-op, random or a plugin.")
+    ] = "flow",
     llm: Annotated[str, typer.Option(help="offline, or openai for the LLM methods.")] = "offline",
     model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
     base_url: Annotated[
@@ -336,13 +341,12 @@ def verify(
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
     """Replay each attributed run with the blamed operation repaired: flow- and answer-confirmation."""
-    from ..attribution.engine import METHODS
+    from ..attribution.methods import check_method_name
     from ..attribution.model import load_attributions
     from ..attribution.verify import verification_summary, verify_all
     from .verify_cmd import headline, reasons_table, verdict_table
 
-    if method not in METHODS:
-        raise MemtraceError(f"unknown attribution method {method!r} (choose {', '.join(METHODS)})")
+    check_method_name(method)
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     client = _llm_client(llm, model, base_url, workspace)
     with _progress() as progress:
@@ -391,7 +395,9 @@ def bench_memtracebench(
         Path | None,
         typer.Argument(metavar="WORKSPACE", help="Keep the imported graphs in this workspace."),
     ] = None,
-    method: Annotated[str, typer.Option(help="flow, agent, all-at-once, last-op or random.")] = "flow",
+    method: Annotated[
+        str, typer.Option(help="flow, agent, all-at-once, last-op, random or a plugin.")
+    ] = "flow",
     split: Annotated[list[str] | None, typer.Option(help="Splits to evaluate (default all).")] = None,
     workspace_alias: WorkspaceAlias = None,
     llm: Annotated[str, typer.Option(help="offline, or openai for the LLM methods.")] = "offline",
@@ -494,7 +500,7 @@ def bench_faults(
         workspace = resolve_workspace(workspace_arg, workspace_alias)
     out = out if out is not None else workspace / "faults"
     result = fault_benchmark(
-        system_names(system),
+        system_names(system, offline=True),  # fault injection replays offline
         dataset,
         workspace,
         out,

@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 
 def optimize(
     workspace_arg: WorkspaceArgument = None,
-    system: Annotated[str | None, typer.Option(help="long_context, rag, mem0 or evermemos.")] = None,
+    system: Annotated[
+        str | None, typer.Option(help="long_context, rag, mem0, evermemos or a plugin.")
+    ] = None,
     dataset: Annotated[
         str, typer.Option(help="locomo:PATH, longmemeval:PATH, or sample (seeded sample conversations).")
     ] = "sample",
@@ -72,11 +74,12 @@ def optimize(
     from ..datasets import load_dataset
     from ..optimize import history_paths
     from ..optimize import optimize as run_optimize
+    from ..systems.registry import system_names
     from . import app as cli  # the shared console and LLM client factory (app imports this module)
 
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     if system is None:
-        raise CommandLineError("missing option --system (long_context, rag, mem0 or evermemos)")
+        raise CommandLineError(f"missing option --system ({', '.join(system_names())})")
     limits = LLMLimits(timeout, retries, max_tokens)
     client = cli._llm_client(llm, model, base_url, workspace, limits)
     choice = choose_judge(

@@ -8,7 +8,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from ..graph import MEMORY_ENTRY, Graph, Run, Workspace
+from ..graph import Graph, Run, Workspace
+from ..graph.rows import RunCounts
 from ..graph.values import value_text
 from .consoles import styled
 
@@ -21,17 +22,7 @@ def short(value: Any, width: int = 60) -> str:
 
 def run_summaries(ws: Workspace) -> list[dict[str, Any]]:
     """Per-run counts for the runs table (and for --json)."""
-    conn = ws.store.conn
-    counts: dict[str, dict[str, int]] = defaultdict(dict)
-    for table, key in (("ops", "ops"), ("vars", "versions")):
-        for run_id, n in conn.execute(f"SELECT run, COUNT(*) FROM {table} GROUP BY run"):
-            counts[run_id][key] = n
-    units = f"SELECT run, COUNT(DISTINCT name) FROM vars WHERE category='{MEMORY_ENTRY}' GROUP BY run"
-    for run_id, n in conn.execute(units):
-        counts[run_id]["units"] = n
-    cases = "SELECT run, COUNT(*), SUM(verdict='wrong') FROM cases GROUP BY run"
-    for run_id, n, failed in conn.execute(cases):
-        counts[run_id]["cases"], counts[run_id]["failed"] = n, failed or 0
+    counts = ws.store.run_counts()
     out = []
     for run in ws.runs():
         row = {
@@ -42,7 +33,10 @@ def run_summaries(ws: Workspace) -> list[dict[str, Any]]:
             "error": run.error,
             "parent_run": run.parent_run,
         }
-        row.update({k: counts[run.id].get(k, 0) for k in ("ops", "versions", "units", "cases", "failed")})
+        sizes = counts.get(run.id, RunCounts())
+        row.update(
+            ops=sizes.ops, versions=sizes.versions, units=sizes.units, cases=sizes.cases, failed=sizes.failed
+        )
         out.append(row)
     return out
 

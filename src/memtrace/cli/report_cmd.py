@@ -44,13 +44,12 @@ def report(
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
     """Diagnostic report: headline numbers, charts, evidence funnel, failure patterns with examples."""
-    from ..attribution.engine import METHODS
+    from ..attribution.methods import check_method_name
     from ..report import build_report, write_report
     from .app import _progress, console, write_json
 
     workspace = resolve_workspace(workspace_arg, workspace_alias)
-    if method not in METHODS:
-        raise MemtraceError(f"unknown attribution method {method!r} (choose {', '.join(METHODS)})")
+    check_method_name(method)
     if llm not in ("offline", "openai"):
         raise MemtraceError(f"unknown --llm {llm!r} (choose offline or openai)")
     target = out if out is not None else workspace / "report"

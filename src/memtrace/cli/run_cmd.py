@@ -14,7 +14,7 @@ from ..datasets import load_dataset
 from ..graph import MemtraceError
 from ..progress import progress_bar
 from ..systems import RunResult, run_conversation
-from ..systems.registry import SYSTEMS, system_class
+from ..systems.registry import loadable_systems, system_class
 from .consoles import styled
 from .llm_options import LLMLimits, choose_judge, probe_judge
 
@@ -38,7 +38,7 @@ def run_command(
 ) -> dict[str, Any]:
     """`memtrace run`: run, print accuracy, the model calls given up on and whether an LLM judge is
     reliable (probed after the runs, so a dead endpoint still leaves its run recorded as incomplete)."""
-    names = system_names(system)
+    names = system_names(system, offline=client is None)
     settings = parse_overrides(overrides)
     choice = choose_judge(
         judge,
@@ -79,10 +79,17 @@ def run_command(
     return payload
 
 
-def system_names(spec: str) -> list[str]:
-    names = list(SYSTEMS) if spec == "all" else [s.strip() for s in spec.split(",") if s.strip()]
+def system_names(spec: str, *, offline: bool | None = None) -> list[str]:
+    """The systems `--system` names (comma-separated, or `all`: every registered one that can run in
+    this mode, so a system needing a model is left out of an offline `all`); an unknown one raises."""
+    if spec == "all":
+        names = [n for n, cls in loadable_systems().items() if not offline or cls.runs_offline]
+    else:
+        names = [s.strip() for s in spec.split(",") if s.strip()]
     for name in names:
-        system_class(name)
+        cls = system_class(name)
+        if offline and not cls.runs_offline:
+            raise MemtraceError(f"system {name!r} needs a model: pass --llm openai --model ... --base-url")
     return names
 
 

@@ -92,7 +92,7 @@ class VariableVersion:
         return self.category == MEMORY_ENTRY
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)  # not frozen: frozen costs several times more to build, one per recorded edge
 class Edge:
     """A bipartite edge: variable -> operation (role "in") or operation -> variable (role "out").
 

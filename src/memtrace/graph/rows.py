@@ -4,10 +4,45 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
-from .model import Case, Edge, Operation, Run, VariableVersion
+from .model import Annotation, Case, Edge, Operation, Run, VariableVersion
 from .values import fast_json
+
+
+class LatestVersion(NamedTuple):
+    """A variable's latest version at some seq: where a replay resumes it from."""
+
+    name: str
+    version: int
+    blob: str | None
+    id: str
+    deleted: bool
+
+
+@dataclass(slots=True)
+class RunRows:
+    """A whole run's rows, for `Store.replace_run`: tuples in the store's column orders (see the
+    *_row functions below), so that an importer of millions of rows builds no objects twice."""
+
+    ops: list[tuple] = field(default_factory=list)
+    variables: list[tuple] = field(default_factory=list)
+    edges: list[tuple] = field(default_factory=list)
+    blobs: list[tuple] = field(default_factory=list)
+    cases: list[tuple] = field(default_factory=list)
+    annotations: list[Annotation] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class RunCounts:
+    """How big a run is, for listings."""
+
+    ops: int = 0
+    versions: int = 0
+    units: int = 0
+    cases: int = 0
+    failed: int = 0
 
 
 def dumps_or_none(value: Any) -> str | None:

@@ -13,12 +13,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .annotations import insert_annotations_in, load_annotations
+from .attributions import AttributionRow, load_attribution, load_attributions, save_attribution_in
+from .checkpoints import rebuild_checkpoints
 from .connect import connect_read_only, connect_writable, is_writable
-from .copying import materialize_prefix, pending_prefix
+from .copying import defer_prefix, latest_versions, materialize_prefix, pending_prefix
 from .errors import AmbiguousRunError, NotFoundError, WorkspaceError
 from .journal import IngestProgress, ingest_journals, warn_unindexed_journals
-from .model import Annotation, Case, Edge, Operation, Run, VariableVersion
+from .model import MEMORY_ENTRY, Annotation, Case, Edge, Operation, Run, VariableVersion
 from .rows import (
+    LatestVersion,
+    RunCounts,
+    RunRows,
     case_from_row,
     dumps_or_none,
     edge_from_row,
@@ -26,10 +32,10 @@ from .rows import (
     run_from_row,
     var_from_row,
 )
+from .schema import check_schema_readable, migrate, schema_version_of
 from .values import decode_value
 
 DB_FILENAME = "memtrace.db"
-SCHEMA_VERSION = 5
 
 # Column orders of the tuples that writers pass in (the recorder builds these directly).
 OP_COLUMNS = "run, id, seq, parent_op, name, category, started_at, ended_at, status, metadata"
@@ -39,96 +45,6 @@ BLOB_COLUMNS = "hash, encoding, data"
 CASE_COLUMNS = (
     "run, id, question, gold, prediction, prediction_var, verdict, score, evidence, category, metadata"
 )
-
-_MIGRATIONS: dict[int, str] = {
-    1: """
-    CREATE TABLE runs (
-        id TEXT PRIMARY KEY, name TEXT NOT NULL, system TEXT, dataset TEXT, conversation TEXT,
-        parent_run TEXT, status TEXT NOT NULL, error TEXT, config TEXT, metadata TEXT,
-        created_at REAL NOT NULL, finished_at REAL
-    );
-    CREATE INDEX runs_name ON runs(name);
-    CREATE TABLE ops (
-        run TEXT NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL, parent_op TEXT,
-        name TEXT NOT NULL, category TEXT NOT NULL, started_at REAL, ended_at REAL,
-        status TEXT NOT NULL DEFAULT 'ok', metadata TEXT,
-        PRIMARY KEY (run, id)
-    ) WITHOUT ROWID;
-    CREATE INDEX ops_seq ON ops(run, seq);
-    CREATE TABLE vars (
-        run TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL,
-        seq INTEGER NOT NULL, category TEXT NOT NULL, blob TEXT, deleted INTEGER NOT NULL DEFAULT 0,
-        created_at REAL, metadata TEXT,
-        PRIMARY KEY (run, id)
-    ) WITHOUT ROWID;
-    CREATE INDEX vars_name ON vars(run, name, version);
-    CREATE INDEX vars_memory ON vars(run, seq) WHERE category = 'memory_entry';
-    CREATE TABLE edges (
-        run TEXT NOT NULL, op TEXT NOT NULL, var TEXT NOT NULL, role TEXT NOT NULL,
-        source TEXT, metadata TEXT
-    );
-    CREATE INDEX edges_op ON edges(run, op);
-    CREATE INDEX edges_var ON edges(run, var);
-    CREATE TABLE blobs (hash TEXT PRIMARY KEY, encoding TEXT NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;
-    CREATE TABLE cases (
-        run TEXT NOT NULL, id TEXT NOT NULL, question TEXT NOT NULL, gold TEXT, prediction TEXT,
-        prediction_var TEXT, verdict TEXT, score REAL, evidence TEXT, category TEXT, metadata TEXT,
-        PRIMARY KEY (run, id)
-    );
-    CREATE TABLE attributions (
-        id INTEGER PRIMARY KEY, run TEXT NOT NULL, case_id TEXT NOT NULL, method TEXT NOT NULL,
-        settings_key TEXT NOT NULL DEFAULT '', op TEXT, error_type TEXT NOT NULL,
-        confidence REAL, verified TEXT, replay_run TEXT, explanation TEXT, path TEXT, cost TEXT,
-        created_at REAL,
-        UNIQUE (run, case_id, method, settings_key)
-    );
-    CREATE TABLE annotations (
-        id INTEGER PRIMARY KEY, run TEXT NOT NULL, case_id TEXT NOT NULL, error_type TEXT,
-        op TEXT, note TEXT, author TEXT, created_at REAL
-    );
-    """,
-    # 2: recording journals, memory-state checkpoints, nested-operation lookups, edge indexes
-    # that include the role (a prompt read by 100k operations made every producer lookup scan
-    # them all), and blobs moved to a rowid table (large payloads inline in a WITHOUT ROWID
-    # b-tree made inserts 60% slower).
-    2: """
-    CREATE TABLE journal_state (run TEXT PRIMARY KEY, offset INTEGER NOT NULL);
-    CREATE TABLE memory_checkpoints (
-        run TEXT NOT NULL, seq INTEGER NOT NULL, state BLOB NOT NULL, PRIMARY KEY (run, seq)
-    );
-    CREATE INDEX ops_parent ON ops(run, parent_op) WHERE parent_op IS NOT NULL;
-    DROP INDEX edges_op;
-    DROP INDEX edges_var;
-    CREATE INDEX edges_op ON edges(run, op, role);
-    CREATE INDEX edges_var ON edges(run, var, role);
-    CREATE TABLE blobs_v2 (hash TEXT PRIMARY KEY, encoding TEXT NOT NULL, data BLOB NOT NULL);
-    INSERT INTO blobs_v2(hash, encoding, data) SELECT hash, encoding, data FROM blobs;
-    DROP TABLE blobs;
-    ALTER TABLE blobs_v2 RENAME TO blobs;
-    """,
-    # 3: an attribution that replay revised keeps the claim it replaced (JSON).
-    3: """
-    ALTER TABLE attributions ADD COLUMN revised_from TEXT;
-    """,
-    # 4: a replayed run's prefix is copied from its parent when first read (copying.py).
-    4: """
-    CREATE TABLE IF NOT EXISTS pending_prefixes (
-        run TEXT PRIMARY KEY, source TEXT NOT NULL, upto_seq INTEGER NOT NULL
-    );
-    """,
-    # 5: verification's two levels per attribution (flow-confirmed: the repair delivers the evidence
-    # into the answer's context; answer-confirmed: the real answer flips) and how it got there (JSON).
-    # Earlier verdicts mixed the levels and moved refuted claims to the answer step, against the
-    # decisive criterion: those revised attributions are dropped (attributing again recomputes them)
-    # and every other verdict is cleared, so that `memtrace verify` replays them again.
-    5: """
-    ALTER TABLE attributions ADD COLUMN flow_confirmed INTEGER;
-    ALTER TABLE attributions ADD COLUMN answer_confirmed INTEGER;
-    ALTER TABLE attributions ADD COLUMN verification TEXT;
-    DELETE FROM attributions WHERE revised_from IS NOT NULL;
-    UPDATE attributions SET verified = NULL, replay_run = NULL;
-    """,
-}
 
 
 def db_path_for(workspace: str | Path) -> Path:
@@ -166,11 +82,11 @@ class Store:
         try:
             if self.read_only:
                 self.conn = connect_read_only(self.path)
-                self._check_schema_readable()
+                check_schema_readable(self.conn, self.path)
                 warn_unindexed_journals(self.path.parent)
                 return
             self.conn = connect_writable(self.path)
-            self._migrate()
+            migrate(self.conn, self.path)
             if ingest:
                 ingest_journals(self, self.path.parent, progress)
         except sqlite3.DatabaseError as exc:
@@ -178,45 +94,11 @@ class Store:
                 raise WorkspaceError(f"{self.path}: disk full while opening; free some space") from None
             raise WorkspaceError(f"{self.path}: not a readable memtrace database ({exc})") from None
 
-    # -- schema -------------------------------------------------------------------------------
-
-    def _check_schema_readable(self) -> None:
-        """A read-only workspace cannot be migrated: it must already have this memtrace's schema."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        current = int(row[0]) if row else 0
-        if current != SCHEMA_VERSION:
-            raise WorkspaceError(
-                f"{self.path}: read-only workspace with schema version {current}; this memtrace reads"
-                f" {SCHEMA_VERSION}, so make it writable once to migrate it"
-            )
-
-    def _migrate(self) -> None:
-        self.conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        current = int(row[0]) if row else 0
-        if current > SCHEMA_VERSION:
-            raise WorkspaceError(
-                f"{self.path}: schema version {current} is newer than this memtrace "
-                f"({SCHEMA_VERSION}); upgrade memtrace to read it"
-            )
-        for version in range(current + 1, SCHEMA_VERSION + 1):
-            with self.transaction():
-                # Another process may have migrated while this one waited for the write lock.
-                row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-                if row is not None and int(row[0]) >= version:
-                    continue
-                for statement in _MIGRATIONS[version].split(";"):
-                    if statement.strip():
-                        self.conn.execute(statement)
-                self.conn.execute(
-                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
-                    (str(version),),
-                )
+    # -- schema ----------------------------------------------------------------------------
 
     @property
     def schema_version(self) -> int:
-        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        return int(row[0])
+        return schema_version_of(self.conn)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -282,6 +164,30 @@ class Store:
                 cases,
             )
 
+    def replace_run(self, run: Run, rows: RunRows, *, replace: bool = True) -> None:
+        """Write a whole run (an import) in one transaction, replacing a stored run with its id if asked."""
+        with self.transaction() as conn:
+            self.replace_run_in(conn, run, rows, replace=replace)
+
+    def replace_run_in(
+        self, conn: sqlite3.Connection, run: Run, rows: RunRows, *, replace: bool = True
+    ) -> None:
+        """`replace_run` inside a transaction the caller holds (a folder of files imports all or nothing)."""
+        exists = conn.execute("SELECT 1 FROM runs WHERE id=?", (run.id,)).fetchone() is not None
+        if exists and not replace:
+            raise WorkspaceError(
+                f"{self.path}: run {run.id} ({run.name}) already exists; import with replace"
+            )
+        if exists:
+            self.delete_run_in(conn, run.id)
+        self.insert_run_in(conn, run)
+        self.insert_rows_in(
+            conn, ops=rows.ops, variables=rows.variables, edges=rows.edges, blobs=rows.blobs, cases=rows.cases
+        )
+        if rows.annotations:
+            self.insert_annotations_in(conn, rows.annotations)
+        rebuild_checkpoints(conn, run.id)
+
     def insert_run(self, run: Run) -> None:
         with self.transaction() as conn:
             self.insert_run_in(conn, run)
@@ -293,23 +199,10 @@ class Store:
     @staticmethod
     def insert_annotations_in(conn: sqlite3.Connection, annotations: Sequence[Annotation]) -> None:
         """Insert annotations inside a transaction the caller holds."""
-        conn.executemany(
-            "INSERT INTO annotations(run, case_id, error_type, op, note, author, created_at)"
-            " VALUES (?,?,?,?,?,?,?)",
-            [
-                (a.run_id, a.case_id, a.error_type, a.op_id, a.note, a.author, a.created_at)
-                for a in annotations
-            ],
-        )
+        insert_annotations_in(conn, annotations)
 
     def annotations(self, run_id: str | None = None) -> list[Annotation]:
-        sql = "SELECT run, case_id, error_type, op, note, author, created_at FROM annotations"
-        rows = (
-            self.conn.execute(sql + " ORDER BY id").fetchall()
-            if run_id is None
-            else self.conn.execute(sql + " WHERE run=? ORDER BY id", (run_id,)).fetchall()
-        )
-        return [Annotation(*row) for row in rows]
+        return load_annotations(self.conn, run_id)
 
     @staticmethod
     def insert_run_in(conn: sqlite3.Connection, run: Run) -> None:
@@ -332,6 +225,18 @@ class Store:
                 run.finished_at,
             ),
         )
+
+    def start_resumed_run(self, run: Run, parent: str, upto_seq: int) -> list[LatestVersion]:
+        """Register a replayed run that starts as run `parent` up to `upto_seq`, in one transaction;
+        returns every variable's latest version in that prefix (what the replay resumes from)."""
+        self.complete(parent)  # the prefix must come from a complete run
+        with self.transaction() as conn:
+            self.insert_run_in(conn, run)
+            defer_prefix(conn, parent, run.id, upto_seq)
+            return [
+                LatestVersion(name, version, blob, var_id, bool(deleted))
+                for name, version, blob, var_id, deleted, *_ in latest_versions(conn, parent, upto_seq)
+            ]
 
     def finish_run(
         self, run_id: str, status: str, error: str | None, finished_at: float, metadata: dict | None
@@ -369,6 +274,20 @@ class Store:
         ):
             conn.execute(f"DELETE FROM {table} WHERE run=?", (run_id,))
         conn.execute("DELETE FROM runs WHERE id=?", (run_id,))
+
+    # -- attributions (attributions.py) ---------------------------------------------------------
+
+    def save_attribution(self, row: AttributionRow) -> None:
+        """Store (or replace) an attribution under (run, case, method, settings key)."""
+        with self.transaction() as conn:
+            save_attribution_in(conn, row)
+
+    def attribution(self, run_id: str, case_id: str, method: str, settings_key: str) -> AttributionRow | None:
+        return load_attribution(self.conn, run_id, case_id, method, settings_key)
+
+    def attributions(self, run_id: str | None = None, method: str | None = None) -> list[AttributionRow]:
+        """Stored attributions in the order first stored, optionally of one run and/or one method."""
+        return load_attributions(self.conn, run_id, method)
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -465,6 +384,9 @@ class Store:
             raise NotFoundError(f"{self.path}: blob {blob_hash} is missing")
         return decode_value(row[0], row[1])
 
+    def has_blob(self, blob_hash: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM blobs WHERE hash=?", (blob_hash,)).fetchone() is not None
+
     def blob_values(self, hashes: Iterable[str]) -> dict[str, Any]:
         """Decoded values of many blobs in few round trips."""
         wanted = list({h for h in hashes if h})
@@ -477,6 +399,27 @@ class Store:
             ):
                 out[h] = decode_value(encoding, data)
         return out
+
+    def run_counts(self) -> dict[str, RunCounts]:
+        """Per-run sizes for listings (runs with nothing recorded are absent), in four queries."""
+        counts: dict[str, RunCounts] = {}
+
+        def of(run_id: str) -> RunCounts:
+            return counts.setdefault(run_id, RunCounts())
+
+        for run_id, n in self.conn.execute("SELECT run, COUNT(*) FROM ops GROUP BY run"):
+            of(run_id).ops = n
+        for run_id, n in self.conn.execute("SELECT run, COUNT(*) FROM vars GROUP BY run"):
+            of(run_id).versions = n
+        for run_id, n in self.conn.execute(
+            "SELECT run, COUNT(DISTINCT name) FROM vars WHERE category=? GROUP BY run", (MEMORY_ENTRY,)
+        ):
+            of(run_id).units = n
+        for run_id, n, failed in self.conn.execute(
+            "SELECT run, COUNT(*), SUM(verdict='wrong') FROM cases GROUP BY run"
+        ):
+            of(run_id).cases, of(run_id).failed = n, failed or 0
+        return counts
 
     def count(self, table: str, run_id: str) -> int:
         self.complete(run_id)

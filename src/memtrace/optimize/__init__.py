@@ -15,13 +15,10 @@ from .diagnose import Diagnosis, TunableFeedback, diagnose
 from .history import OptimizeResult, RoundRecord, history_paths, save_history
 from .loop import optimize, start_config
 from .proposals import Proposal, propose
-from .routing import ROUTES, Route, route
+from .routing import Route, route
 from .splits import OptimizeError, Split, make_split, split_conversations
-from .tunables import GRIDS
 
 __all__ = [
-    "GRIDS",
-    "ROUTES",
     "Diagnosis",
     "Interval",
     "OptimizeError",

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..systems.tunables import grids as declared_grids
 from .diagnose import Diagnosis, TunableFeedback
 from .textgrad import rewrite_prompt
 from .tunables import applies, is_prompt, is_setting, moves
@@ -86,7 +87,7 @@ def propose(
     first; places still free then take further values of the best-ranked settings.
     """
     offline = llm is None
-    ranked = [f for f in diagnosis.ranked() if applies(f.tunable, offline=offline)]
+    ranked = [f for f in diagnosis.ranked() if applies(config, f.tunable, offline=offline)]
     proposals: list[Proposal] = []
     prompts = [f for f in ranked if is_prompt(config, f.tunable)]
     if prompts:  # one rewrite a round: of the prompt with the most verified attributions
@@ -94,10 +95,11 @@ def propose(
         history = (prompt_history or {}).get(feedback.tunable, [])
         proposals.append(_rewrite(config, feedback, system, llm, history))
     settings = [f for f in ranked if is_setting(config, f.tunable)]
+    grids = declared_grids(config)
     queues = {
         f.tunable: [
             v
-            for v in moves(f.tunable, getattr(config, f.tunable), f.direction, decisive=f.decisive)
+            for v in moves(grids[f.tunable], getattr(config, f.tunable), f.direction, decisive=f.decisive)
             if value_key(f.tunable, v) not in tried
         ]
         for f in settings

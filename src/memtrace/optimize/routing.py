@@ -2,8 +2,8 @@
 
 Two sources, merged: the prompt variables recorded as inputs of the blamed operation or of the
 `llm` calls nested in it (an LLM engine records the prompt it used, so its name is the config field),
-and the declared table of routes per system (systems/tunable_routes.py: the settings that govern an
-operation for an error type and which way to move them).
+and the routes the system declares (`MemorySystem.routes`, systems/tunable_routes.py: the settings that
+govern an operation for an error type and which way to move them).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..eval import is_unanswerable, says_unanswerable
 from ..graph import Case, GraphQueries, Operation
+from ..systems.registry import system_routes
 from ..systems.tunable_routes import (
     ANSWER_ROUTES,
     ANY,
@@ -20,7 +21,6 @@ from ..systems.tunable_routes import (
     EXTRACTION,
     RESPONSE,
     RETRIEVAL,
-    ROUTES,
     UPDATE,
     Route,
     routes_for,
@@ -34,7 +34,6 @@ __all__ = [
     "EXTRACTION",
     "RESPONSE",
     "RETRIEVAL",
-    "ROUTES",
     "UPDATE",
     "Route",
     "Signal",
@@ -80,7 +79,7 @@ def route(
     for name in prompt_inputs(graph, op):
         if name in fields:
             signals[name] = Signal(name, 0, f"{op.name} read this prompt")
-    for r in routes_for(system, op.name, op.category, error_type):
+    for r in routes_for(system_routes(system), op.name, op.category, error_type):
         if r.tunable not in fields or r.tunable in signals:
             continue
         direction = answer_direction(case) if r.direction == CASE else r.direction

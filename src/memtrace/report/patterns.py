@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from ..attribution.model import UNDETERMINED, Attribution
 from ..graph import Case, GraphQueries, VariableVersion
+from ..systems.registry import system_routes
 from ..systems.tunable_routes import routes_for
 from .model import VERIFICATION_OUTCOMES, Example, FailureRecord, Pattern, TunableRoute
 from .snippets import evidence_texts, focus_terms, snippet
@@ -106,7 +107,7 @@ def group_patterns(
 def tunables(system: str, op_name: str, op_category: str | None, error_type: str) -> list[TunableRoute]:
     """The prompts and settings the optimiser routes this pattern to, one entry per tunable."""
     first: dict[str, TunableRoute] = {}
-    for r in routes_for(system, op_name, op_category, error_type):
+    for r in routes_for(system_routes(system), op_name, op_category, error_type):
         first.setdefault(r.tunable, TunableRoute(name=r.tunable, direction=r.direction, why=r.why))
     return list(first.values())
 

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
 from ..datasets import Conversation, Question, Session, Turn
+from ..graph import MemtraceError
 from ..llm import LLMClient
 from ..retrieval import Embedder, HashingEmbedder
 from ..trace import Recorder
+from .tunable_routes import ANSWER_ROUTES, Route
+from .tunables import Grid
 
 ANSWER_PROMPT = (
     "You answer questions about a long conversation between two people using only the memories "
@@ -36,7 +39,9 @@ class SystemConfig(BaseModel):
 
     answer_prompt: str = ANSWER_PROMPT
     #: Offline answering: below this support the system says the information is not mentioned.
-    min_answer_support: float = 0.5
+    min_answer_support: Annotated[
+        float, Grid(0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, reads="offline")
+    ] = 0.5
 
 
 @dataclass(slots=True)
@@ -61,11 +66,28 @@ class Message:
         return f"{self.turn.speaker}: {self.turn.rendered()}"
 
 
+#: The top_k grid the retrieving systems share.
+TOP_K_GRID = Grid(1, 2, 3, 5, 8, 10, 12, 15, 20, 30)
+
+
 class MemorySystem(ABC):
-    """A traced memory system over one conversation at a time."""
+    """A traced memory system over one conversation at a time; docs/systems.md is its contract.
+
+    Beside its engines a system describes itself, so that replay, the optimiser, the report and
+    MemTraceBench need no table of systems: `name` (recorded on every run), `Config` (its tunables,
+    with a `Grid` on each searchable setting), `routes` (which tunable to move when an operation
+    fails with an error type), `runs_offline` (whether it has rule engines for a run with no model)
+    and `memtracebench_split` (the benchmark split whose graphs it produced, if any).
+    """
 
     name: ClassVar[str]
     Config: ClassVar[type[SystemConfig]] = SystemConfig
+    #: Operation + error type -> the tunable to move; operations not named fall back on their category.
+    routes: ClassVar[tuple[Route, ...]] = ANSWER_ROUTES
+    #: False for a system that needs a model (an adapter of a library that always calls one).
+    runs_offline: ClassVar[bool] = True
+    #: The MemTraceBench split (`<dir>/<split>/*.json`) recorded from this system, if there is one.
+    memtracebench_split: ClassVar[str | None] = None
     #: Whether the runner may pickle the system's state for replay (a system wrapping live clients
     #: such as mem0ai's qdrant store cannot be snapshotted, so its runs cannot be replayed).
     snapshots: ClassVar[bool] = True
@@ -77,6 +99,8 @@ class MemorySystem(ABC):
         llm: LLMClient | None = None,
         embedder: Embedder | None = None,
     ) -> None:
+        if llm is None and not self.runs_offline:
+            raise MemtraceError(f"system {self.name!r} has no offline engine: it needs an LLM client")
         self.config = config if config is not None else self.Config()
         self.llm = llm
         self.embedder: Embedder = embedder if embedder is not None else HashingEmbedder()

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel
 
@@ -40,7 +40,7 @@ from ..datasets import Question, Session
 from ..llm import RECOVERABLE_ERRORS
 from ..retrieval import Hit, HybridIndex, rrf_fuse, tokenize
 from .answering import answer_question
-from .base import Answer, MemorySystem, Message, SystemConfig
+from .base import TOP_K_GRID, Answer, MemorySystem, Message, SystemConfig
 from .evermemos_prompts import (
     BOUNDARY_PROMPT,
     EPISODE_PROMPT,
@@ -54,6 +54,8 @@ from .evermemos_prompts import (
     SufficiencyReply,
 )
 from .rules import extract_facts, format_date, overlap, tag_lines, untag
+from .tunable_routes import ANSWER_ROUTES, ANY, EXTRACTION, RETRIEVAL, on
+from .tunables import Grid
 
 BUFFER = "message_buffer"
 
@@ -69,6 +71,9 @@ _QUESTION_WORDS = frozenset(
 _WHEN = ("when", "what date", "what year", "which year", "what month", "how long", "what time")
 
 
+_RETRIEVED = "retrieve retrieve_round1 retrieve_round2"
+
+
 class EverMemOSConfig(SystemConfig):
     boundary_prompt: str = BOUNDARY_PROMPT
     episode_prompt: str = EPISODE_PROMPT
@@ -76,30 +81,46 @@ class EverMemOSConfig(SystemConfig):
     foresight_prompt: str = FORESIGHT_PROMPT
     sufficiency_prompt: str = SUFFICIENCY_PROMPT
     #: The buffer closes as an episode once it holds this many messages.
-    max_episode_messages: int = 12
+    max_episode_messages: Annotated[int, Grid(4, 6, 8, 12, 16, 24)] = 12
     #: Offline topic shift: the new message shares less than this share of its words with the buffer.
-    topic_shift_threshold: float = 0.15
+    topic_shift_threshold: Annotated[float, Grid(0.05, 0.1, 0.15, 0.2, 0.3, reads="offline")] = 0.15
     #: Offline topic shift needs a buffer at least this long and a new message of at least 4 content words.
-    min_episode_messages: int = 4
+    min_episode_messages: Annotated[int, Grid(2, 3, 4, 6, 8, reads="offline")] = 4
     #: LLM mode: also extract foresight (plans); offline, plans are recognised by their wording.
-    extract_foresight: bool = True
+    extract_foresight: Annotated[bool, Grid(True, False, reads="llm")] = True
     #: Memories handed to the answer step (and searched per round). Offline accuracy is flat in k: LoCoMo
     #: dev 0.187 / 0.184 / 0.184 / 0.182 / 0.181 for k = 5 / 6 / 8 / 10 / 12, sample seeds 0-4 0.57-0.58;
     #: 8 leaves an LLM answerer room for multi-hop questions.
-    top_k: int = 8
+    top_k: Annotated[int, TOP_K_GRID] = 8
     #: Offline sufficiency: the best round-1 hit must hold this share of the question's words.
-    sufficiency_threshold: float = 0.67
-    max_followups: int = 3
+    sufficiency_threshold: Annotated[float, Grid(0.5, 0.6, 0.67, 0.75, 0.85, 1.0, reads="offline")] = 0.67
+    max_followups: Annotated[int, Grid(0, 1, 2, 3, 4, 5)] = 3
     #: Candidates each retriever (BM25, dense) contributes per requested hit before RRF fusion.
-    candidates: int = 4
+    candidates: Annotated[int, Grid(2, 3, 4, 6, 8)] = 4
     #: Reciprocal-rank-fusion constant (hybrid search and round-2 fusion).
-    rrf_k: int = 60
+    rrf_k: Annotated[int, Grid(10, 30, 60, 100)] = 60
 
 
 class EverMemOSSystem(MemorySystem):
     name = "evermemos"
     Config = EverMemOSConfig
     config: EverMemOSConfig
+    routes = (
+        *ANSWER_ROUTES,
+        on("extract_memcell", EXTRACTION, "event_log_prompt", 0, "the event log missed the fact"),
+        on("extract_memcell", EXTRACTION, "episode_prompt", 0, "the episode summary missed it"),
+        on("extract_memcell", EXTRACTION, "foresight_prompt", 0, "the plan was not kept"),
+        on("extract_memcell detect_boundary", EXTRACTION, "max_episode_messages", -1, "smaller episodes"),
+        on("extract_memcell detect_boundary", EXTRACTION, "topic_shift_threshold", 0, "other boundaries"),
+        on("detect_boundary", ANY, "boundary_prompt", 0, "the boundary prompt cut the episode badly"),
+        on(_RETRIEVED, RETRIEVAL, "top_k", +1, "the memory ranked below top_k: retrieve more"),
+        on(_RETRIEVED, RETRIEVAL, "candidates", +1, "fuse more candidates per retriever"),
+        on(_RETRIEVED, RETRIEVAL, "sufficiency_threshold", +1, "ask the second round more often"),
+        on(_RETRIEVED, RETRIEVAL, "max_followups", +1, "more follow-up queries in round 2"),
+        on("check_sufficiency", ANY, "sufficiency_threshold", +1, "the check stopped too early"),
+        on("check_sufficiency", ANY, "sufficiency_prompt", 0, "the sufficiency prompt stopped too early"),
+    )
+    memtracebench_split = "evermemos"
 
     def reset(self) -> None:
         self.buffer: list[str] = []  # recorded as the `message_buffer` variable

@@ -7,19 +7,23 @@ the oldest messages once the unit is over budget, `retrieve` (retrieval) hands t
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import memtrace as mt
 
 from ..datasets import Question
 from .answering import answer_question
 from .base import Answer, MemorySystem, Message, SystemConfig
 from .rules import tagged_line
+from .tunable_routes import ANSWER_ROUTES, RETRIEVAL, UPDATE, on
+from .tunables import Grid
 
 UNIT = "long_context_memory"
 
 
 class LongContextConfig(SystemConfig):
     #: The context window the memory must fit, in tokens (estimated as 4/3 per word).
-    max_tokens: int = 16_000
+    max_tokens: Annotated[int, Grid(4_000, 8_000, 12_000, 16_000, 24_000, 32_000, 48_000, 64_000)] = 16_000
 
 
 def estimate_tokens(text: str) -> int:
@@ -31,6 +35,12 @@ class LongContext(MemorySystem):
     name = "long_context"
     Config = LongContextConfig
     config: LongContextConfig
+    routes = (
+        *ANSWER_ROUTES,
+        on("trim_memory memory_update", UPDATE, "max_tokens", +1, "trimming dropped it: a larger budget"),
+        on("retrieve", RETRIEVAL, "max_tokens", +1, "the unit handed over no longer held it"),
+    )
+    memtracebench_split = "long_context"
 
     def reset(self) -> None:
         self.entries: list[str] = []

@@ -20,7 +20,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from ..llm import LLMClient
 from ..retrieval import BM25Index, HybridIndex
 from ..trace import NoopOp, OpScope
 from .answering import answer_question
-from .base import Answer, MemorySystem, Message, SystemConfig
+from .base import TOP_K_GRID, Answer, MemorySystem, Message, SystemConfig
 from .mem0_prompts import (
     FACT_EXTRACTION_PROMPT,
     UPDATE_PROMPT,
@@ -41,6 +41,8 @@ from .mem0_prompts import (
     update_request,
 )
 from .rules import content_stems, extract_facts, format_date, tag_lines
+from .tunable_routes import ANSWER_ROUTES, ANY, EXTRACTION, RETRIEVAL, UPDATE, on
+from .tunables import Grid
 
 _STAMP = re.compile(r"\s*\[(?:said )?on [^\]]+\]")
 #: A fact that ends something ("quit the band", "no longer works at X"); `obj` is what ended.
@@ -66,24 +68,24 @@ class Mem0Config(SystemConfig):
     fact_extraction_prompt: str = FACT_EXTRACTION_PROMPT
     update_prompt: str = UPDATE_PROMPT
     #: Messages per extraction call: 2 is one exchange (a message and its reply).
-    batch_size: int = 2
+    batch_size: Annotated[int, Grid(1, 2, 3, 4, 6)] = 2
     #: Old memories the update step compares each new fact with.
-    update_search_k: int = 5
+    update_search_k: Annotated[int, Grid(3, 5, 8, 10, 15)] = 5
     #: Construction-time search: token overlap, or `self.embedder` cosine (an LLM client's embeddings).
-    update_search: Literal["lexical", "dense"] = "lexical"
+    update_search: Annotated[Literal["lexical", "dense"], Grid("lexical", "dense")] = "lexical"
     #: Offline: a fact this similar (Dice of key words) to a memory is a duplicate (NONE).
-    duplicate_threshold: float = 0.8
+    duplicate_threshold: Annotated[float, Grid(0.6, 0.7, 0.8, 0.85, 0.9, 0.95, reads="offline")] = 0.8
     #: Offline: a fact this similar to a memory of the same speaker sharing 2+ key words UPDATEs it.
-    update_threshold: float = 0.5
+    update_threshold: Annotated[float, Grid(0.3, 0.4, 0.5, 0.6, 0.7, 0.8, reads="offline")] = 0.5
     #: Offline: an UPDATE merges the fact into the memory as a new line, keeping the newest lines.
-    merge_lines: int = 3
+    merge_lines: Annotated[int, Grid(1, 2, 3, 4, 5, 6, reads="offline")] = 3
     #: Memories handed to the answer step. Offline accuracy on LoCoMo dev is flat in k (0.186 at 3,
     #: 0.179 at 10, 0.177 at 30; the sample is unchanged from 3 to 30) while the share of questions
     #: whose evidence reaches the context grows (0.62 at 3, 0.75 at 10, 0.80 at 20): 10 serves an
     #: LLM answerer without flooding it.
-    top_k: int = 10
+    top_k: Annotated[int, TOP_K_GRID] = 10
     #: Question-time retrieval; BM25 is the offline choice (the hashing embedder only adds noise).
-    search_method: Literal["bm25", "hybrid"] = "bm25"
+    search_method: Annotated[Literal["bm25", "hybrid"], Grid("bm25", "hybrid")] = "bm25"
 
 
 @dataclass(slots=True)
@@ -187,6 +189,19 @@ class Mem0System(MemorySystem):
     name = "mem0"
     Config = Mem0Config
     config: Mem0Config
+    routes = (
+        *ANSWER_ROUTES,
+        on("extract_facts", EXTRACTION, "fact_extraction_prompt", 0, "the extraction prompt missed it"),
+        on("extract_facts", EXTRACTION, "batch_size", 0, "extract from more or less context at once"),
+        on("update_memory_decision", UPDATE, "update_threshold", +1, "a stricter update threshold"),
+        on("update_memory_decision", UPDATE, "duplicate_threshold", +1, "a stricter duplicate threshold"),
+        on("update_memory_decision", UPDATE, "merge_lines", +1, "merged memories keep more lines"),
+        on("update_memory_decision delete_memory", UPDATE, "update_prompt", 0, "the update prompt lost it"),
+        on("search_memories", ANY, "update_search_k", +1, "compare new facts with more memories"),
+        on("search", RETRIEVAL, "top_k", +1, "the memory ranked below top_k: retrieve more"),
+        on("search", RETRIEVAL, "search_method", 0, "another ranking"),
+    )
+    memtracebench_split = "mem0"
 
     def reset(self) -> None:
         self.pending: list[Message] = []

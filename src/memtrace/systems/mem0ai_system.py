@@ -97,15 +97,12 @@ class Mem0AISystem(MemorySystem):
     name = "mem0ai"
     Config = Mem0AIConfig
     config: Mem0AIConfig
+    runs_offline: ClassVar[bool] = False
     snapshots: ClassVar[bool] = False
 
     def reset(self) -> None:
         self.close()
-        if self.llm is None:
-            raise MemtraceError(
-                "--system mem0ai runs the real mem0 library, which needs a model: pass --model and "
-                "--base-url (any OpenAI-compatible endpoint)"
-            )
+        assert self.llm is not None  # runs_offline = False: the constructor refused no client
         run = self.recorder
         workspace = run.store.path.parent
         mem0 = import_mem0(workspace)

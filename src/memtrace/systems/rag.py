@@ -9,35 +9,46 @@ RetrievalError at `retrieve`.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import memtrace as mt
 
 from ..datasets import Question, Session
 from ..retrieval import BM25Index, HybridIndex
 from .answering import answer_question
-from .base import Answer, MemorySystem, Message, SystemConfig
+from .base import TOP_K_GRID, Answer, MemorySystem, Message, SystemConfig
 from .long_context import estimate_tokens
 from .rules import tagged_line
+from .tunable_routes import ANSWER_ROUTES, EXTRACTION, RETRIEVAL, on
+from .tunables import Grid
 
 BUFFER = "message_buffer"
 
 
 class RAGConfig(SystemConfig):
     #: Tokens per document; a message that would overflow the buffer starts a new document.
-    chunk_tokens: int = 256
+    chunk_tokens: Annotated[int, Grid(64, 128, 192, 256, 384, 512, 768)] = 256
     #: Documents handed to the answer step.
-    top_k: int = 5
+    top_k: Annotated[int, TOP_K_GRID] = 5
     #: BM25 alone is the better offline choice: the hashing embedder is lexical and adds noise.
-    retrieval: Literal["bm25", "hybrid"] = "bm25"
+    retrieval: Annotated[Literal["bm25", "hybrid"], Grid("bm25", "hybrid")] = "bm25"
     #: Close the buffer at the end of each session, so documents never straddle two dates.
-    split_sessions: bool = True
+    split_sessions: Annotated[bool, Grid(True, False)] = True
 
 
 class RAGSystem(MemorySystem):
     name = "rag"
     Config = RAGConfig
     config: RAGConfig
+    routes = (
+        *ANSWER_ROUTES,
+        on("retrieve", RETRIEVAL, "top_k", +1, "the document ranked below top_k: retrieve more"),
+        on("retrieve", RETRIEVAL, "chunk_tokens", +1, "larger documents carry more around each hit"),
+        on("retrieve", RETRIEVAL, "retrieval", 0, "another ranking"),
+        on("buffer_message add_document", EXTRACTION, "chunk_tokens", 0, "documents cut the evidence"),
+        on("buffer_message add_document", EXTRACTION, "split_sessions", 0, "documents cut the evidence"),
+    )
+    memtracebench_split = "rag"
 
     def reset(self) -> None:
         self.buffer: list[tuple[str, str]] = []  # (message variable, line)

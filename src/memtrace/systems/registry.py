@@ -1,29 +1,188 @@
-"""The memory systems by name, imported on demand so one broken system does not break the rest."""
+"""The memory systems by name: the built-ins, `register_system()` calls and `memtrace.systems` entry points.
+
+A system is registered as its class or as a lazy `"module:Class"` path, imported on first use, so one
+broken system does not break the rest. Installed packages add systems without any edit here by
+declaring an entry point in the group `memtrace.systems` (name = system name, value = `module:Class`).
+`memtrace run`, replay, verification, the optimiser and the report find every system through here.
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import warnings
+from importlib.metadata import entry_points
 
 from ..graph import MemtraceError
 from .base import MemorySystem
+from .tunable_routes import Route
 
-SYSTEMS = {
+ENTRY_POINT_GROUP = "memtrace.systems"
+
+#: The systems memtrace ships, in the order `--system all` runs them.
+BUILTIN_SYSTEMS = {
     "long_context": "memtrace.systems.long_context:LongContext",
     "rag": "memtrace.systems.rag:RAGSystem",
     "mem0": "memtrace.systems.mem0:Mem0System",
     "evermemos": "memtrace.systems.evermemos:EverMemOSSystem",
 }
-#: Systems wrapping another package (an extra to install, a model endpoint to give): run by name,
-#: never part of `--system all`, which must work offline on a bare install.
-EXTERNAL_SYSTEMS = {
-    "mem0ai": "memtrace.systems.mem0ai_system:Mem0AISystem",
+
+#: Adapters of other packages, registered when that package is installed (its extra named here
+#: otherwise); they need a model, so an offline `--system all` leaves them out.
+ADAPTER_SYSTEMS = {
+    "mem0ai": ("mem0", "memtrace.systems.mem0ai_system:Mem0AISystem", "pip install 'memtrace[mem0ai]'"),
 }
+
+_registered: dict[str, type[MemorySystem] | str] = dict(BUILTIN_SYSTEMS)
+_registered.update(
+    {name: target for name, (module, target, _) in ADAPTER_SYSTEMS.items() if importlib.util.find_spec(module)}
+)
+_entry_points_loaded = False
+_from_entry_points: set[str] = set()
+
+
+def register_system[S: type[MemorySystem]](
+    system: S | str, *, name: str | None = None, replace: bool = False
+) -> S | str:
+    """Make a memory system available by name to `memtrace run`, replay, verification and the optimiser.
+
+    `system` is a MemorySystem subclass (its `name` is the default name) or a lazy `"module:Class"`
+    path (then `name` is required). Usable as a class decorator. Registering a taken name raises
+    unless `replace=True`. Returns `system` unchanged.
+    """
+    if isinstance(system, str):
+        if not name:
+            raise MemtraceError(f"register_system({system!r}): a lazy 'module:Class' path needs name=")
+        if ":" not in system:
+            raise MemtraceError(f"register_system({system!r}): expected a 'module:Class' path")
+    else:
+        _check_class(system)
+        if name is not None and name != system.name:
+            raise MemtraceError(
+                f"register_system: {system.__qualname__}.name is {system.name!r}, not {name!r}; "
+                "the name is recorded on every run, so replay must find the class by it"
+            )
+        name = system.name
+    _load_entry_points()
+    if name in _registered and not replace and _registered[name] is not system:
+        raise MemtraceError(f"system {name!r} is already registered (pass replace=True to override it)")
+    _registered[name] = system
+    _from_entry_points.discard(name)
+    return system
+
+
+def unregister_system(name: str) -> None:
+    """Forget a registered system (tests register throwaway ones); unknown names raise."""
+    _load_entry_points()
+    if name not in _registered:
+        raise MemtraceError(f"unknown system {name!r}")
+    del _registered[name]
+    _from_entry_points.discard(name)
+
+
+def system_names() -> list[str]:
+    """Every registered system name: the built-ins first, then in registration order."""
+    _load_entry_points()
+    return list(_registered)
 
 
 def system_class(name: str) -> type[MemorySystem]:
-    where = SYSTEMS.get(name) or EXTERNAL_SYSTEMS.get(name)
-    if where is None:
-        known = ", ".join([*SYSTEMS, *EXTERNAL_SYSTEMS])
-        raise MemtraceError(f"unknown system {name!r} (choose {known} or all)")
-    module, _, attr = where.partition(":")
-    return getattr(importlib.import_module(module), attr)
+    """The class registered as `name`, imported on first use; an unknown name raises MemtraceError."""
+    _load_entry_points()
+    if name not in _registered:
+        if name in ADAPTER_SYSTEMS:
+            raise MemtraceError(f"system {name!r} needs its package: {ADAPTER_SYSTEMS[name][2]}")
+        raise MemtraceError(f"unknown system {name!r} (choose {', '.join(_registered)} or all)")
+    target = _registered[name]
+    if isinstance(target, str):
+        target = _import(name, target)
+        _registered[name] = target
+    return target
+
+
+def find_system(name: str | None) -> type[MemorySystem] | None:
+    """The class registered as `name`, or None for a run of an unregistered system (an import)."""
+    if not name or name not in system_names():
+        return None
+    return system_class(name)
+
+
+def loadable_systems() -> dict[str, type[MemorySystem]]:
+    """Every registered system whose class loads, by name; one that does not (a plugin whose optional
+    dependency is missing) is named in a warning and left out, so it breaks only itself."""
+    loaded: dict[str, type[MemorySystem]] = {}
+    for name in system_names():
+        try:
+            loaded[name] = system_class(name)
+        except MemtraceError as err:
+            warnings.warn(f"{err}; left out", stacklevel=2)
+    return loaded
+
+
+def system_routes(name: str | None) -> tuple[Route, ...]:
+    """The routes a registered system declares; none for a run of an unregistered system (or, with a
+    warning, of one whose class does not load)."""
+    try:
+        cls = find_system(name)
+    except MemtraceError as err:
+        warnings.warn(f"{err}; its routes are left out", stacklevel=2)
+        return ()
+    return cls.routes if cls is not None else ()
+
+
+def memtracebench_splits() -> dict[str, str]:
+    """MemTraceBench split -> the registered system that declares it, in registration order (what
+    `graph.io.load_memtracebench(systems=...)` takes, since graph/ knows no system)."""
+    splits: dict[str, str] = {}
+    for name, cls in loadable_systems().items():
+        if cls.memtracebench_split:
+            splits.setdefault(cls.memtracebench_split, name)
+    return splits
+
+
+def _import(name: str, target: str) -> type[MemorySystem]:
+    module, _, attr = target.partition(":")
+    try:
+        loaded = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as err:
+        raise MemtraceError(f"system {name!r}: cannot load {target} ({err})") from err
+    _check_class(loaded)
+    if loaded.name != name:
+        raise MemtraceError(f"system {name!r}: {target} is named {loaded.name!r}")
+    return loaded
+
+
+def _check_class(system: object) -> None:
+    if not (isinstance(system, type) and issubclass(system, MemorySystem)):
+        raise MemtraceError(f"register_system: {system!r} is not a MemorySystem subclass")
+    if not isinstance(getattr(system, "name", None), str) or not system.name:
+        raise MemtraceError(f"register_system: {system.__qualname__} has no `name`")
+
+
+def _load_entry_points() -> None:
+    """Add the `memtrace.systems` entry points once, lazily; registered names win over them."""
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        if point.name in _registered:
+            if point.name not in _from_entry_points:
+                warnings.warn(
+                    f"entry point {point.name} = {point.value} ({ENTRY_POINT_GROUP}) ignored: "
+                    f"system {point.name!r} is already registered",
+                    stacklevel=3,
+                )
+            continue
+        _registered[point.name] = point.value
+        _from_entry_points.add(point.name)
+
+
+def reload_entry_points() -> None:
+    """Forget the systems entry points added and read the group again (after installing a package)."""
+    global _entry_points_loaded
+    for name in _from_entry_points:
+        _registered.pop(name, None)
+    _from_entry_points.clear()
+    _entry_points_loaded = False
+    _load_entry_points()

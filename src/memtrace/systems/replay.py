@@ -7,14 +7,16 @@ a new run whose `parent_run` is the original and whose metadata lists the patche
 systems are deterministic, so an unpatched replay reproduces the original exactly; with an LLM,
 unchanged prompts are answered from the record/replay cache.
 
-A patch, keyed by operation id:
-    {"outputs": {"extracted_facts": [...]}}           replace an output the system goes on to use
-    {"memory": {"mem-3": CANCEL | DELETE | value}}     cancel, delete or rewrite a memory change
+Patches are keyed by operation id (trace/patch.py):
+    Patch().replace_output("extracted_facts", [...])    replace an output the system goes on to use
+    Patch().cancel("mem-3") / .delete("mem-3") / .replace("mem-3", value)   change a memory write
+The older dict form ({"memory": {"mem-3": CANCEL}}) is still accepted.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,12 +24,15 @@ from typing import Any
 from ..eval import make_judge
 from ..graph import MemtraceError, NotFoundError, Workspace
 from ..trace import Recorder
-from ..trace.memory import CANCEL, DELETE
-from .registry import system_class
+from ..trace.patch import CANCEL, DELETE, Patch, PatchPolicy
+from .registry import find_system, system_class
 from .runner import CaseResult, answer_questions, construct
 from .snapshots import load_snapshots, restore
 
-__all__ = ["CANCEL", "DELETE", "ReplayResult", "replay"]
+__all__ = ["CANCEL", "DELETE", "Patch", "ReplayResult", "replay"]
+
+#: Patches as callers give them: a `Patch`, or its JSON / older dict form, per operation id.
+Patches = Mapping[str, Patch | Mapping[str, Any]]
 
 
 @dataclass(slots=True)
@@ -51,7 +56,7 @@ class ReplayResult:
 def replay(
     workspace: str | Path | Workspace,
     run: str,
-    patches: dict[str, dict[str, Any]] | None = None,
+    patches: Patches | None = None,
     *,
     cases: list[str] | None = None,
     llm: Any = None,
@@ -63,16 +68,17 @@ def replay(
     replay, which is what verifying thousands of attributions needs); their journals are indexed
     at the workspace's next open.
     """
+    typed = {op_id: Patch.from_json(patch) for op_id, patch in (patches or {}).items()}
     if isinstance(workspace, Workspace):
-        return _replay(workspace, run, dict(patches or {}), cases=cases, llm=llm, name=name)
+        return _replay(workspace, run, typed, cases=cases, llm=llm, name=name)
     with Workspace(workspace) as ws:
-        return _replay(ws, run, dict(patches or {}), cases=cases, llm=llm, name=name)
+        return _replay(ws, run, typed, cases=cases, llm=llm, name=name)
 
 
 def _replay(
     ws: Workspace,
     run: str,
-    patches: dict[str, dict[str, Any]],
+    patches: dict[str, Patch],
     *,
     cases: list[str] | None,
     llm: Any,
@@ -80,7 +86,7 @@ def _replay(
 ) -> ReplayResult:
     started = time.perf_counter()
     original = ws.run(run)
-    earlier = (original.metadata.get("replay") or {}).get("patches")
+    earlier = PatchPolicy.patches_of(original.metadata)
     if original.parent_run and earlier is not None:
         # A replayed run is its parent with patches: replay the parent with those plus these.
         merged = {**earlier, **patches}
@@ -89,7 +95,8 @@ def _replay(
         )
     graph = ws.graph(original.id)
     patch_seqs = [graph.op(op_id).seq for op_id in patches]  # NotFoundError names a bad op id
-    if not system_class(original.system or "").snapshots:
+    recorded_by = find_system(original.system)
+    if recorded_by is not None and not recorded_by.snapshots:
         raise MemtraceError(
             f"run {original.id} ({original.system}) cannot be replayed: that system's state cannot be "
             "snapshotted (it wraps live clients), so no re-execution can start from it"
@@ -119,16 +126,14 @@ def _replay(
         else:
             resume_seq = snapshot.seq
     recorder = Recorder(
-        ws.path,
-        store=ws.store,
+        ws.store,
         name=name or f"{original.name}~replay",
         system=original.system,
         dataset=original.dataset,
         conversation=original.conversation,
         config=original.config,
         metadata={"llm": getattr(llm, "model", None) or "offline"},
-        resume_from=(original.id, resume_seq),
-        patches=patches,
+        patch_policy=PatchPolicy(patches, resume_from=(original.id, resume_seq)),
     )
     with recorder:
         system.start(recorder, conversation)

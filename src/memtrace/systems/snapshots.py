@@ -22,7 +22,7 @@ from .base import MemorySystem
 from .signing import dump_signed, load_signed, workspace_key
 
 SNAPSHOT_DIR = "snapshots"
-_TRANSIENT = ("run", "llm", "conversation")
+TRANSIENT = ("run", "llm", "conversation")
 
 
 def snapshot_dir(workspace: str | Path, run_id: str) -> Path:
@@ -53,7 +53,7 @@ class SnapshotWriter:
 
     def save(self, system: MemorySystem, label: str, next_session: int) -> None:
         marker = self.run.next_seq()  # consumed: no row will carry it
-        state = {k: v for k, v in system.__dict__.items() if k not in _TRANSIENT}
+        state = {k: v for k, v in system.__dict__.items() if k not in TRANSIENT}
         payload = {"label": label, "seq": marker, "next_session": next_session, "state": state}
         dump_signed(payload, self.directory / f"{label}.pkl", self.key)
         # A small index, so finding the right snapshot does not unpickle every state.

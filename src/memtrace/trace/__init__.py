@@ -2,17 +2,26 @@
 
 from .api import current_op, current_run, disable, enable, is_enabled, op, propagate, run, traced, track
 from .cases import CaseHandle
+from .in_memory import InMemorySink
 from .memory import MemoryUnit
+from .patch import MemoryAction, MemoryChange, Patch, PatchPolicy
 from .recorder import Recorder
 from .scope import NOOP_OP, NoopOp, OpScope
+from .sink import Sink
 
 __all__ = [
     "NOOP_OP",
     "CaseHandle",
+    "InMemorySink",
+    "MemoryAction",
+    "MemoryChange",
     "MemoryUnit",
     "NoopOp",
     "OpScope",
+    "Patch",
+    "PatchPolicy",
     "Recorder",
+    "Sink",
     "current_op",
     "current_run",
     "disable",

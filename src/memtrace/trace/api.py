@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, overload
 
@@ -17,10 +17,11 @@ from .context import active_run, current_op_var, current_run_var, open_runs, swi
 from .noop import NoopRecorder
 from .recorder import Recorder
 from .scope import NOOP_OP, NoopOp, OpScope
+from .sink import Sink
 
 
 def run(
-    workspace: str | Path,
+    workspace: str | Path | None,
     *,
     name: str,
     system: str | None = None,
@@ -30,10 +31,12 @@ def run(
     metadata: dict[str, Any] | None = None,
     parent_run: str | None = None,
     capture_source: bool = False,
+    sinks: Sequence[Sink] = (),
 ) -> Recorder | NoopRecorder:
-    """Open a recorded run in a workspace folder; use it as a context manager.
+    """Open a recorded run in a workspace folder and/or `sinks`; use it as a context manager.
 
-    While recording is disabled this returns a `NoopRecorder` and writes nothing at all.
+    `workspace=None` with `sinks=[memtrace.InMemorySink()]` records without touching the disk. While
+    recording is disabled this returns a `NoopRecorder` and writes nothing at all.
     """
     if not switch.enabled:
         return NoopRecorder()
@@ -47,6 +50,7 @@ def run(
         metadata=metadata,
         parent_run=parent_run,
         capture_source=capture_source,
+        sinks=sinks,
     )
 
 

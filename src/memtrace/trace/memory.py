@@ -6,15 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..graph.model import MEMORY_ENTRY
 from .context import current_op_var
+from .patch import MemoryAction
 
 if TYPE_CHECKING:
     from .recorder import Recorder
     from .scope import NoopOp, OpScope
-
-
-#: Memory patches (replay): cancel the change the operation makes to a unit, or turn it into a deletion.
-CANCEL = "__memtrace_cancel__"
-DELETE = "__memtrace_delete__"
 
 
 class MemoryUnit:
@@ -81,24 +77,24 @@ class MemoryUnit:
         previous = recorder.latest(self.unit_id)
         action = "delete" if deleted else ("update" if previous is not None and not previous[3] else "create")
         patch = recorder.patch_for(op_id)
-        if patch is not None and self.unit_id in patch.get("memory", {}):
-            override = patch["memory"][self.unit_id]
-            if override == CANCEL:
+        change = patch.memory.get(self.unit_id) if patch is not None else None
+        if change is not None:
+            if change.action is MemoryAction.CANCEL:
                 self.applied = ("cancelled", None)
                 return None
-            if override == DELETE:
+            if change.action is MemoryAction.DELETE:
                 if previous is None or previous[3]:
                     self.applied = ("cancelled", None)
                     return None
                 deleted, value, action = True, None, "delete"
             else:
-                value = override
+                value = change.value
         self.applied = (action, value)
         if op_id is not None and previous is not None and not previous[3]:
             recorder.edge(op_id, previous[2], "in")
         blob = None if deleted else recorder.blob_for(value)
         var_id = recorder.new_version(
-            self.unit_id, blob, MEMORY_ENTRY, deleted=deleted, metadata=metadata or None
+            self.unit_id, blob, MEMORY_ENTRY, deleted=deleted, metadata=metadata or None, value=value
         )
         if op_id is not None:
             recorder.edge(op_id, var_id, "out")

@@ -1,9 +1,9 @@
-"""The recorder behind `memtrace.run(...)`: gives out seqs and versions and buffers rows for the store.
+"""The recorder behind `memtrace.run(...)`: gives out seqs and versions and hands every event to its sinks.
 
-Recording only appends tuples to lists; batches of rows go to the run's journal file (every
-`flush_every` rows and when the run closes) and reach the SQLite tables the next time the workspace
-is opened (see graph/journal.py). A run that fails or is interrupted keeps what was recorded and is marked
-incomplete with the error text.
+What happens is decided here (seqs, version ids, content hashes, replay patches); where it goes is the
+sinks' business (trace/sink.py): a workspace gets graph/'s journal sink, and any number of other
+sinks (`InMemorySink`, an exporter) can be attached to the same run. A run that fails or is
+interrupted keeps what was recorded and is marked incomplete with the error text.
 """
 
 from __future__ import annotations
@@ -15,23 +15,33 @@ import time
 import traceback
 import uuid
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..graph.journal import JournalWriter, journal_path
-from ..graph.model import RUN_COMPLETE, RUN_INCOMPLETE, RUN_RUNNING, Case, Run
-from ..graph.rows import case_row, dumps_or_none
+from ..graph.journal_sink import DEFAULT_FLUSH_EVERY, JournalSink
+from ..graph.model import (
+    RUN_COMPLETE,
+    RUN_INCOMPLETE,
+    RUN_RUNNING,
+    Case,
+    Edge,
+    Operation,
+    Run,
+    VariableVersion,
+)
 from ..graph.store import Store
 from ..graph.values import encode_value
 from .context import current_run_var, open_runs
+from .patch import Patch, PatchPolicy
+from .sink import Sink
 
 if TYPE_CHECKING:
     from .cases import CaseHandle
     from .memory import MemoryUnit
     from .scope import OpScope
 
-#: Rows buffered before a flush to SQLite.
-DEFAULT_FLUSH_EVERY = 4096
+__all__ = ["DEFAULT_FLUSH_EVERY", "Recorder", "interrupted_runs"]
 
 
 class Recorder:
@@ -39,7 +49,7 @@ class Recorder:
 
     def __init__(
         self,
-        workspace: str | Path,
+        workspace: str | Path | Store | None,
         *,
         name: str,
         system: str | None = None,
@@ -49,89 +59,105 @@ class Recorder:
         metadata: dict[str, Any] | None = None,
         parent_run: str | None = None,
         capture_source: bool = False,
-        flush_every: int = DEFAULT_FLUSH_EVERY,
-        store: Store | None = None,
-        resume_from: tuple[str, int] | None = None,
-        patches: dict[str, dict[str, Any]] | None = None,
+        sinks: Sequence[Sink] = (),
+        patch_policy: PatchPolicy | None = None,
     ) -> None:
-        self._resumed_latest: dict[str, tuple[int, str | None, str, bool]] = {}
-        self._resumed_by_blob: dict[str, str] = {}
-        self.store = store if store is not None else Store(workspace, ingest=resume_from is not None)
-        self._owns_store = store is None
+        """Record into `workspace` (a folder, or an open Store to share), into `sinks`, or both.
+
+        With `workspace=None` nothing touches the disk: the run lives only in its sinks. A replay passes
+        a `patch_policy` (and a workspace holding the run it resumes from).
+        """
+        if workspace is None and not sinks:
+            raise ValueError(
+                "a run records into a workspace or into sinks: pass a workspace folder or sinks=[...]"
+            )
+        self.policy = patch_policy if patch_policy is not None else PatchPolicy()
+        resume_from = self.policy.resume_from
+        if resume_from is not None and workspace is None:
+            raise ValueError("a replay resumes from a run in a workspace: pass the workspace")
         self.capture_source = capture_source
-        self.flush_every = flush_every
         self.run = Run(
             id=uuid.uuid4().hex[:12],
             name=name,
             system=system,
             dataset=dataset,
             conversation=conversation,
-            parent_run=parent_run,
+            parent_run=resume_from[0] if resume_from is not None else parent_run,
             status=RUN_RUNNING,
             config=dict(config or {}),
             metadata=dict(metadata or {}),
             created_at=time.time(),
         )
-        #: op id -> patch: {"outputs": {name: value}, "memory": {unit: value | CANCEL | DELETE}}
-        self.patches: dict[str, dict[str, Any]] = dict(patches or {})
-        self.patched: list[str] = []  # the patched operations that actually ran
-        if self.patches:
-            self.run.metadata.setdefault("replay", {})["patches"] = self.patches
-        start_seq = 1
-        if resume_from is None:
-            self.store.insert_run(self.run)
-        else:
-            start_seq = self._resume(*resume_from)
         self.id = self.run.id
-        self._journal = JournalWriter(journal_path(self.store.path.parent, self.id))
-        self.next_seq = itertools.count(start_seq).__next__
-        self._ops: list[tuple] = []
-        self._vars: list[tuple] = []
-        self._edges: list[tuple] = []
-        self._blobs: list[tuple] = []
-        self._cases: dict[str, Case] = {}
-        self._dirty_cases: dict[str, None] = {}
-        self._seen_blobs: set[str] = set()
+        replay = self.policy.describe()
+        if replay:
+            self.run.metadata["replay"] = replay
         # name -> (latest version, its content hash, its id, deleted?)
-        self._latest: dict[str, tuple[int, str | None, str, bool]] = dict(self._resumed_latest)
-        self._by_blob: dict[str, str] = dict(self._resumed_by_blob)
+        self._latest: dict[str, tuple[int, str | None, str, bool]] = {}
+        self._by_blob: dict[str, str] = {}
+        self.store: Store | None = None
+        self._owns_store = False
+        self._journal: JournalSink | None = None
+        start_seq = 1
+        if workspace is not None:
+            self._owns_store = not isinstance(workspace, Store)
+            self.store = (
+                workspace
+                if isinstance(workspace, Store)
+                else Store(workspace, ingest=resume_from is not None)
+            )
+            if resume_from is not None:
+                start_seq = self._resume(self.store, *resume_from)
+            self._journal = JournalSink(self.store, insert_run=resume_from is None)
+        self.sinks: tuple[Sink, ...] = ((self._journal,) if self._journal is not None else ()) + tuple(sinks)
+        self.next_seq = itertools.count(start_seq).__next__
+        # The sinks' event methods, bound once: recording calls them for every event.
+        self._on_op_started = tuple(s.op_started for s in self.sinks)
+        self._on_op_ended = tuple(s.op_ended for s in self.sinks)
+        self._on_blob = tuple(s.blob_added for s in self.sinks)
+        self._on_version = tuple(s.version_written for s in self.sinks)
+        self._on_edge = tuple(s.edge_added for s in self.sinks)
+        self._on_case = tuple(s.case_updated for s in self.sinks)
+        self._cases: dict[str, Case] = {}
+        self._seen_blobs: set[str] = set()
         self._tracked: dict[int, str] = {}
         self._open_ops: dict[str, OpScope] = {}
         self._version_lock = threading.Lock()
-        self._flush_lock = threading.Lock()
-        self._pending = 0
         self._token: Any = None
         self._closed = False
+        for sink in self.sinks:
+            sink.run_started(self.run)
         _live_recorders.add(self)
 
-    def _resume(self, parent: str, upto_seq: int) -> int:
+    def _resume(self, store: Store, parent: str, upto_seq: int) -> int:
         """Start as a copy of run `parent` up to `upto_seq`: its rows and its variables' latest versions.
 
         Replay re-executes from there; everything before is reused as recorded.
         """
-        from ..graph.copying import defer_prefix, latest_versions
-
-        self.run.parent_run = parent
-        self.run.metadata.setdefault("replay", {})["resumed_after_seq"] = upto_seq
-        self.store.complete(parent)  # the prefix must come from a complete run
-        with self.store.transaction() as conn:
-            self.store.insert_run_in(conn, self.run)
-            defer_prefix(conn, parent, self.run.id, upto_seq)
-            rows = latest_versions(conn, parent, upto_seq)
-        self._resumed_latest = {
-            name: (version, blob, vid, bool(deleted)) for name, version, blob, vid, deleted, *_ in rows
-        }
-        self._resumed_by_blob = {blob: vid for _, _, blob, vid, _, *_ in rows if blob}
+        for latest in store.start_resumed_run(self.run, parent, upto_seq):
+            self._latest[latest.name] = (latest.version, latest.blob, latest.id, latest.deleted)
+            if latest.blob:
+                self._by_blob[latest.blob] = latest.id
         return upto_seq + 1
 
-    def patch_for(self, op_id: str | None) -> dict[str, Any] | None:
+    @property
+    def flush_every(self) -> int:
+        """Rows the journal buffers before appending a batch (0 without a workspace)."""
+        return self._journal.flush_every if self._journal is not None else 0
+
+    @flush_every.setter
+    def flush_every(self, rows: int) -> None:
+        if self._journal is not None:
+            self._journal.flush_every = rows
+
+    @property
+    def patched(self) -> list[str]:
+        """The patched operations that actually ran (a replay's), in the order they ran."""
+        return self.policy.applied
+
+    def patch_for(self, op_id: str | None) -> Patch | None:
         """The patch registered for an operation (None when it runs as recorded)."""
-        if op_id is None or not self.patches:
-            return None
-        patch = self.patches.get(op_id)
-        if patch is not None and op_id not in self.patched:
-            self.patched.append(op_id)
-        return patch
+        return self.policy.patch_for(op_id)
 
     def kept(self, unit_id: str) -> list[Any]:
         """Items of a memory unit that later changes must not drop, asked by the patches applied so far.
@@ -139,20 +165,17 @@ class Recorder:
         A replay that verifies a repair under DESIGN's criterion (the operations after the repaired
         one behave ideally) keeps the restored evidence this way; systems that trim a unit honour it.
         """
-        return [
-            item
-            for op_id in self.patched
-            for item in (self.patches[op_id].get("keep") or {}).get(unit_id, [])
-        ]
+        return self.policy.kept(unit_id)
 
     # -- recording primitives (used by OpScope, MemoryUnit, CaseHandle) -----------------------
 
     def blob_for(self, value: Any) -> str:
-        """Content-address a value and buffer its blob the first time this hash is seen."""
+        """Content-address a value; the sinks get its encoding the first time this hash is seen."""
         digest, encoding, data = encode_value(value)
         if digest not in self._seen_blobs:
             self._seen_blobs.add(digest)
-            self._blobs.append((digest, encoding, data))
+            for emit in self._on_blob:
+                emit(digest, encoding, data)
         return digest
 
     def new_version(
@@ -163,8 +186,9 @@ class Recorder:
         *,
         deleted: bool = False,
         metadata: dict[str, Any] | None = None,
+        value: Any = None,
     ) -> str:
-        """Write the next version of variable `name` and return its id (`name@version`)."""
+        """Write the next version of variable `name` (holding `value`) and return its id (`name@version`)."""
         with self._version_lock:
             latest = self._latest.get(name)
             version = 1 if latest is None else latest[0] + 1
@@ -173,23 +197,11 @@ class Recorder:
             if blob is not None:
                 self._by_blob[blob] = var_id
             seq = self.next_seq()
-        self._vars.append(
-            (
-                self.id,
-                var_id,
-                name,
-                version,
-                seq,
-                category,
-                blob,
-                1 if deleted else 0,
-                _now(),
-                dumps_or_none(metadata) if metadata else None,
-            )
+        written = VariableVersion(
+            self.id, var_id, name, version, seq, category, blob, deleted, _now(), metadata or {}
         )
-        self._pending += 2
-        if self._pending >= self.flush_every:
-            self.flush()
+        for emit in self._on_version:
+            emit(written, value)
         return var_id
 
     def latest(self, name: str) -> tuple[int, str | None, str, bool] | None:
@@ -201,13 +213,21 @@ class Recorder:
         return self._by_blob.get(blob)
 
     def edge(self, op_id: str, var_id: str, role: str) -> None:
-        self._edges.append((self.id, op_id, var_id, role, None, None))
+        """Operation `op_id` read (role "in") or wrote ("out") version `var_id`."""
+        scope = self._open_ops.get(op_id)
+        if scope is not None:
+            (scope.inputs if role == "in" else scope.outputs).append(var_id)
+        edge = Edge(self.id, op_id, var_id, role)  # type: ignore[arg-type]
+        for emit in self._on_edge:
+            emit(edge)
 
-    def op_finished(self, row: tuple) -> None:
-        self._ops.append(row)
-        self._pending += 1
-        if self._pending >= self.flush_every:
-            self.flush()
+    def op_started(self, op: Operation) -> None:
+        for emit in self._on_op_started:
+            emit(op)
+
+    def op_finished(self, op: Operation, inputs: list[str], outputs: list[str]) -> None:
+        for emit in self._on_op_ended:
+            emit(op, inputs, outputs)
 
     def track(self, obj: object, name: str) -> None:
         """Remember which variable an object is, so `op.mutated(obj)` needs no name."""
@@ -253,20 +273,15 @@ class Recorder:
         return CaseHandle(self, case)
 
     def mark_case_dirty(self, case_id: str) -> None:
-        self._dirty_cases[case_id] = None
+        """A case was registered, predicted or judged: the sinks hear of it now."""
+        case = self._cases[case_id]
+        for emit in self._on_case:
+            emit(case)
 
     def flush(self) -> None:
-        """Write buffered rows to the store in one transaction."""
-        with self._flush_lock:
-            # Take a prefix and delete it (each step atomic) rather than swapping lists: another
-            # thread may hold the list it is about to append to.
-            ops, variables = _take(self._ops), _take(self._vars)
-            edges, blobs = _take(self._edges), _take(self._blobs)
-            dirty, self._dirty_cases = self._dirty_cases, {}
-            self._pending = 0
-            cases = [case_row(self._cases[c]) for c in dirty]
-            if ops or variables or edges or blobs or cases:
-                self._journal.append_rows(ops, variables, edges, blobs, cases)
+        """Ask every sink to write out what it buffers."""
+        for sink in self.sinks:
+            sink.flush()
 
     def close(self, error: BaseException | None = None) -> None:
         """Flush everything and mark the run complete, or incomplete with the error text."""
@@ -286,14 +301,24 @@ class Recorder:
         self.run.status, self.run.error = status, text
         self.run.finished_at = time.time()
         try:
-            self.flush()
+            self._end_sinks()
         finally:
-            self._journal.close(status, text, self.run.finished_at, dumps_or_none(self.run.metadata))
             if self in open_runs:
                 open_runs.remove(self)
             _live_recorders.discard(self)
-            if self._owns_store:
+            if self._owns_store and self.store is not None:
                 self.store.close()
+
+    def _end_sinks(self) -> None:
+        """Every sink hears the run end, even when an earlier one fails; the first failure is raised."""
+        failure: BaseException | None = None
+        for sink in self.sinks:
+            try:
+                sink.run_ended(self.run)
+            except BaseException as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
 
     def __enter__(self) -> Recorder:
         self._token = current_run_var.set(self)
@@ -313,14 +338,6 @@ class Recorder:
 
 
 _now = time.time
-
-
-def _take(rows: list[tuple]) -> list[tuple]:
-    """Remove and return the rows present now; rows appended meanwhile stay for the next flush."""
-    n = len(rows)
-    taken = rows[:n]
-    del rows[:n]
-    return taken
 
 
 _live_recorders: weakref.WeakSet[Recorder] = weakref.WeakSet()

@@ -11,8 +11,9 @@ import time
 import traceback
 from typing import TYPE_CHECKING, Any
 
-from ..graph.rows import dumps_or_none
+from ..graph.model import Edge, Operation
 from .context import current_op_var
+from .sink import OP_RUNNING
 
 if TYPE_CHECKING:
     from .recorder import Recorder
@@ -26,8 +27,11 @@ class OpScope:
         "category",
         "ended",
         "id",
+        "inputs",
         "metadata",
         "name",
+        "operation",
+        "outputs",
         "parent_id",
         "recorder",
         "seq",
@@ -40,6 +44,9 @@ class OpScope:
         self.category = category
         self.metadata = metadata
         self.ended = False
+        #: Version ids this operation read and wrote while open, in order (handed to sinks at its end).
+        self.inputs: list[str] = []
+        self.outputs: list[str] = []
 
     def __enter__(self) -> OpScope:
         recorder = self.recorder
@@ -53,6 +60,19 @@ class OpScope:
             self.metadata["source"] = f"{frame.f_code.co_filename}:{frame.f_lineno}"
         self._token = current_op_var.set(self)
         recorder._open_ops[self.id] = self
+        self.operation = Operation(
+            recorder.id,
+            self.id,
+            self.seq,
+            self.name,
+            self.category,
+            self.parent_id,
+            self.started_at,
+            None,
+            OP_RUNNING,
+            self.metadata,
+        )
+        recorder.op_started(self.operation)
         return self
 
     def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: object) -> None:
@@ -69,20 +89,10 @@ class OpScope:
         self.ended = True
         recorder = self.recorder
         recorder._open_ops.pop(self.id, None)
-        recorder.op_finished(
-            (
-                recorder.id,
-                self.id,
-                self.seq,
-                self.parent_id,
-                self.name,
-                self.category,
-                self.started_at,
-                time.time(),
-                status,
-                dumps_or_none(self.metadata),
-            )
-        )
+        operation = self.operation
+        operation.ended_at = time.time()
+        operation.status = status
+        recorder.op_finished(operation, self.inputs, self.outputs)
 
     def abandon(self, reason: str) -> None:
         """Record an operation that never finished (its run closed first)."""
@@ -100,8 +110,11 @@ class OpScope:
         if latest is not None and latest[1] == blob and not latest[3]:
             var_id = latest[2]
         else:
-            var_id = recorder.new_version(name, blob, category, metadata=metadata or None)
-        recorder._edges.append((recorder.id, self.id, var_id, "in", None, None))
+            var_id = recorder.new_version(name, blob, category, metadata=metadata or None, value=value)
+        self.inputs.append(var_id)
+        edge = Edge(recorder.id, self.id, var_id, "in")
+        for emit in recorder._on_edge:
+            emit(edge)
         return var_id
 
     def use(self, var_id: str) -> str:
@@ -112,8 +125,13 @@ class OpScope:
     def output(self, name: str, value: Any, category: str = "value", **metadata: Any) -> str:
         """Record that this operation wrote `value` as a new version of variable `name`."""
         recorder = self.recorder
-        var_id = recorder.new_version(name, recorder.blob_for(value), category, metadata=metadata or None)
-        recorder._edges.append((recorder.id, self.id, var_id, "out", None, None))
+        var_id = recorder.new_version(
+            name, recorder.blob_for(value), category, metadata=metadata or None, value=value
+        )
+        self.outputs.append(var_id)
+        edge = Edge(recorder.id, self.id, var_id, "out")
+        for emit in recorder._on_edge:
+            emit(edge)
         return var_id
 
     def produce(self, name: str, value: Any, category: str = "value", **metadata: Any) -> tuple[Any, str]:
@@ -123,8 +141,8 @@ class OpScope:
         one, which is what makes a recorded run re-executable with one operation changed.
         """
         patch = self.recorder.patch_for(self.id)
-        if patch is not None and name in patch.get("outputs", {}):
-            value = patch["outputs"][name]
+        if patch is not None and name in patch.outputs:
+            value = patch.outputs[name]
         return value, self.output(name, value, category, **metadata)
 
     def mutated(self, obj: Any, name: str | None = None, category: str = "value") -> str:
@@ -142,7 +160,9 @@ class OpScope:
         previous = recorder.latest(name)
         if previous is not None and not previous[3]:
             recorder.edge(self.id, previous[2], "in")
-        var_id = recorder.new_version(name, recorder.blob_for(obj), category, metadata={"mutation": True})
+        var_id = recorder.new_version(
+            name, recorder.blob_for(obj), category, metadata={"mutation": True}, value=obj
+        )
         recorder.edge(self.id, var_id, "out")
         return var_id
 

@@ -5,7 +5,7 @@ a broken file raises `FormatError` and leaves the workspace exactly as it was.
 """
 
 from .jsonl import import_jsonl, write_jsonl
-from .memtracebench import SPLITS, load_memtracebench, memtracebench_files
+from .memtracebench import load_memtracebench, memtracebench_files
 from .smartcomment import (
     ImportedRun,
     export_smartcomment,
@@ -16,7 +16,6 @@ from .smartcomment import (
 )
 
 __all__ = [
-    "SPLITS",
     "ImportedRun",
     "export_smartcomment",
     "import_jsonl",

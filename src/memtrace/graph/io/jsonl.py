@@ -21,10 +21,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO, Any
 
-from ..checkpoints import rebuild_checkpoints
-from ..errors import FormatError, WorkspaceError
+from ..errors import FormatError
 from ..model import Annotation, Run
-from ..rows import dumps_or_none, loads_or
+from ..rows import RunRows, dumps_or_none, loads_or
 from ..store import CASE_COLUMNS, EDGE_COLUMNS, OP_COLUMNS, VAR_COLUMNS, Store
 from ..values import COMPRESSED_SUFFIX, JSON, REPR, TEXT, content_hash
 from ._common import NESTED_TOO_DEEPLY, open_text, read_snapshot
@@ -323,29 +322,21 @@ def import_jsonl(store: Store, path: str | Path, *, replace: bool = True) -> Run
     known = {h for h, _, _ in blobs}
     missing = sorted({r[6] for r in rows["var"] if r[6] is not None and r[6] not in known})
     for blob_hash in missing:
-        if store.conn.execute("SELECT 1 FROM blobs WHERE hash=?", (blob_hash,)).fetchone() is None:
+        if not store.has_blob(blob_hash):
             raise FormatError(path, f"variable value {blob_hash} has no blob record")
     try:
-        with store.transaction() as conn:
-            exists = conn.execute("SELECT 1 FROM runs WHERE id=?", (run.id,)).fetchone() is not None
-            if exists and not replace:
-                raise WorkspaceError(
-                    f"{store.path}: run {run.id} ({run.name}) already exists; import with replace"
-                )
-            if exists:
-                store.delete_run_in(conn, run.id)
-            store.insert_run_in(conn, run)
-            store.insert_rows_in(
-                conn,
+        store.replace_run(
+            run,
+            RunRows(
                 ops=rows["op"],
                 variables=rows["var"],
                 edges=rows["edge"],
                 blobs=blobs,
                 cases=rows["case"],
-            )
-            if annotations:
-                store.insert_annotations_in(conn, annotations)
-            rebuild_checkpoints(conn, run.id)
+                annotations=annotations,
+            ),
+            replace=replace,
+        )
     except sqlite3.IntegrityError as exc:
         raise FormatError(path, f"inconsistent records ({exc})") from None
     return run

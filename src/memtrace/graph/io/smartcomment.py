@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..checkpoints import rebuild_checkpoints
-from ..errors import FormatError, WorkspaceError
+from ..errors import FormatError
 from ..model import MEMORY_ENTRY, RUN_COMPLETE, Annotation, Case, Edge, Operation, Run, VariableVersion
-from ..rows import case_row, edge_row, op_row, var_row
+from ..rows import RunRows, case_row, edge_row, op_row, var_row
 from ..store import Store
 from ..values import encode_value
 from ._common import compact, load_json_file, parse_sc_time, stable_id
@@ -274,23 +273,15 @@ def write_imported_in(
 ) -> Run:
     """Write a validated import inside a transaction the caller holds (a folder imports all or nothing)."""
     run = imported.run
-    exists = conn.execute("SELECT 1 FROM runs WHERE id=?", (run.id,)).fetchone() is not None
-    if exists and not replace:
-        raise WorkspaceError(f"{store.path}: run {run.id} ({run.name}) already exists; import with replace")
-    if exists:
-        store.delete_run_in(conn, run.id)
-    store.insert_run_in(conn, run)
-    store.insert_rows_in(
-        conn,
+    rows = RunRows(
         ops=[op_row(o) for o in imported.ops],
         variables=[var_row(v) for v in imported.variables],
         edges=[edge_row(e) for e in imported.edges],
         blobs=imported.blobs,
         cases=[case_row(c) for c in imported.cases],
+        annotations=list(imported.annotations),
     )
-    if imported.annotations:
-        store.insert_annotations_in(conn, imported.annotations)
-    rebuild_checkpoints(conn, run.id)
+    store.replace_run_in(conn, run, rows, replace=replace)
     return run
 
 

@@ -1,0 +1,104 @@
+"""The journal sink: a run's events appended to its journal file, indexed into the workspace's SQLite store.
+
+It implements trace/'s `Sink` protocol (structurally: graph/ imports nothing above it). Recording
+only appends row tuples to lists; every `flush_every` rows, and when the run closes, a batch goes to
+`<workspace>/journal/<run>.jnl` (journal.py), and the next `Store` opened on the workspace moves the
+frames into the tables. A run that ends without closing keeps what was flushed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from .journal import JournalWriter, journal_path
+from .model import Case, Edge, Operation, Run, VariableVersion
+from .rows import case_row, dumps_or_none, edge_row, op_row, var_row
+from .store import Store
+
+#: Rows buffered before a batch is appended to the journal.
+DEFAULT_FLUSH_EVERY = 4096
+
+
+class JournalSink:
+    """Writes one run into a workspace store through its journal; holds the journal's lock while open."""
+
+    def __init__(
+        self, store: Store, *, insert_run: bool = True, flush_every: int = DEFAULT_FLUSH_EVERY
+    ) -> None:
+        """`insert_run=False` when the run row is already in the store (a replay registers it together
+        with the prefix it copies from its parent, in one transaction)."""
+        self.store = store
+        self.flush_every = flush_every
+        self._insert_run = insert_run
+        self._journal: JournalWriter | None = None
+        self._ops: list[tuple] = []
+        self._vars: list[tuple] = []
+        self._edges: list[tuple] = []
+        self._blobs: list[tuple] = []
+        self._dirty_cases: dict[str, Case] = {}
+        self._pending = 0
+        self._flush_lock = threading.Lock()
+
+    def run_started(self, run: Run) -> None:
+        if self._insert_run:
+            self.store.insert_run(run)
+        self._journal = JournalWriter(journal_path(self.store.path.parent, run.id))
+
+    def op_started(self, op: Operation) -> None:
+        return None  # the row is written once, when the operation ends
+
+    def blob_added(self, digest: str, encoding: str, data: bytes) -> None:
+        self._blobs.append((digest, encoding, data))
+
+    def version_written(self, version: VariableVersion, value: Any) -> None:
+        self._vars.append(var_row(version))
+        self._pending += 2
+        if self._pending >= self.flush_every:
+            self.flush()
+
+    def edge_added(self, edge: Edge) -> None:
+        self._edges.append(edge_row(edge))
+
+    def op_ended(self, op: Operation, inputs: Sequence[str], outputs: Sequence[str]) -> None:
+        self._ops.append(op_row(op))
+        self._pending += 1
+        if self._pending >= self.flush_every:
+            self.flush()
+
+    def case_updated(self, case: Case) -> None:
+        self._dirty_cases[case.id] = case
+
+    def flush(self) -> None:
+        """Append the buffered rows to the journal as one frame."""
+        if self._journal is None:
+            return
+        with self._flush_lock:
+            # Take a prefix and delete it (each step atomic) rather than swapping lists: another
+            # thread may hold the list it is about to append to.
+            ops, variables = _take(self._ops), _take(self._vars)
+            edges, blobs = _take(self._edges), _take(self._blobs)
+            dirty, self._dirty_cases = self._dirty_cases, {}
+            self._pending = 0
+            cases = [case_row(case) for case in dirty.values()]
+            if ops or variables or edges or blobs or cases:
+                self._journal.append_rows(ops, variables, edges, blobs, cases)
+
+    def run_ended(self, run: Run) -> None:
+        """Write the closing frame (status, error, end time, final metadata) and release the journal."""
+        if self._journal is None:
+            return
+        try:
+            self.flush()
+        finally:
+            self._journal.close(run.status, run.error, run.finished_at or 0.0, dumps_or_none(run.metadata))
+            self._journal = None
+
+
+def _take(rows: list[tuple]) -> list[tuple]:
+    """Remove and return the rows present now; rows appended meanwhile stay for the next flush."""
+    n = len(rows)
+    taken = rows[:n]
+    del rows[:n]
+    return taken
