@@ -34,9 +34,9 @@ ADAPTER_SYSTEMS = {
 }
 
 _registered: dict[str, type[MemorySystem] | str] = dict(BUILTIN_SYSTEMS)
-_registered.update(
-    {name: target for name, (module, target, _) in ADAPTER_SYSTEMS.items() if importlib.util.find_spec(module)}
-)
+for _name, (_module, _target, _) in ADAPTER_SYSTEMS.items():
+    if importlib.util.find_spec(_module) is not None:
+        _registered[_name] = _target
 _entry_points_loaded = False
 _from_entry_points: set[str] = set()
 
