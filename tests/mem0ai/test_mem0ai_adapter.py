@@ -132,8 +132,9 @@ def test_three_adds_record_add_update_delete_lifecycles(
     if CLASSIC:  # every change is made inside the decision that chose it
         for entry in changes:
             assert graph.op(entry.op.parent_op).name == "update_memory_decision"
-        history = [op for op in graph.ops.values() if op.name == "history.add"]
-        assert sorted(op.metadata["event"] for op in history) == ["ADD", "ADD", "DELETE", "UPDATE"]
+        rows = [row for op in graph.ops.values() for row in op.metadata.get("history", [])]
+        assert sorted(event for _, event in rows) == ["ADD", "ADD", "DELETE", "UPDATE"]
+        assert {unit for unit, _ in rows} == set(graph.memory_units())
 
 
 def test_each_add_is_one_connected_subtree(

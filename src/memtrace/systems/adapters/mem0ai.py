@@ -19,8 +19,8 @@ paper's Mem0 graphs, so attribution reads them as it reads memtrace's own Mem0:
   `update_memory_decision` (update) whose ADD / UPDATE / DELETE / NONE events become
   `create_memory` / `update_memory` (update) and `delete_memory` (deletion) operations nested in
   it; in the additive pipeline `insert_memories` (update) writes the batch. Every write to the
-  vector store is a version of the memory unit named by mem0's memory id; `history.add` records
-  each row mem0 writes to its history table.
+  vector store is a version of the memory unit named by mem0's memory id; each row mem0 writes to
+  its history table is recorded on that write (`history` metadata).
 - `search` / `get_all` (retrieval) read the units they return and output them as `retrieved`.
 - `mem0.update` / `mem0.delete` / `mem0.delete_all` wrap the explicit calls (2.x: the only way a
   memory changes after its ADD).
@@ -166,15 +166,18 @@ class Mem0Tracer(WritesMixin):
         response = original(*args, **kwargs)
         usage = getattr(response, "usage", None)
         if usage is not None:
-            spent = Usage(
-                1,
-                int(getattr(usage, "prompt_tokens", 0) or 0),
-                int(getattr(usage, "completion_tokens", 0) or 0),
-            )
-            add_usage(spent)
+            tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
+            tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+            add_usage(Usage(1, tokens_in, tokens_out))
             op = current_op_var.get()
             if op is not None and op.category == "llm":
-                op.set(usage=spent.as_dict(), model=getattr(response, "model", None))
+                op.metadata["usage"] = {
+                    "calls": 1,
+                    "input_tokens": tokens_in,
+                    "output_tokens": tokens_out,
+                    "cached_calls": 0,
+                }
+                op.metadata["model"] = getattr(response, "model", None)
         return response
 
     # -- add() ---------------------------------------------------------------------------------

@@ -56,6 +56,10 @@ def new_op(name: str, category: str, **metadata: Any) -> OpScope:
     return OpScope(run, name, category, metadata)
 
 
+#: The operations that write memory units (and, inside them, mem0's history rows).
+WRITES = frozenset({"create_memory", "update_memory", "delete_memory", "insert_memories"})
+
+
 class WritesMixin:
     """The tracer's wrappers of mem0's writes: vector-store inserts, create / update / delete, history."""
 
@@ -138,13 +142,23 @@ class WritesMixin:
 
     def _history(self, original: Callable[..., Any], memory_id: Any, *args: Any, **kwargs: Any) -> Any:
         event = kwargs.get("event", args[2] if len(args) > 2 else None)
-        with new_op("history.add", "construction", memory_id=str(memory_id), event=event):
-            return original(memory_id, *args, **kwargs)
+        return self._history_rows(original, [[str(memory_id), event]], memory_id, *args, **kwargs)
 
     def _history_batch(self, original: Callable[..., Any], records: Any, *args: Any, **kwargs: Any) -> Any:
         rows = [[str(r.get("memory_id")), r.get("event")] for r in records or [] if isinstance(r, dict)]
+        return self._history_rows(original, rows, records, *args, **kwargs)
+
+    @staticmethod
+    def _history_rows(original: Callable[..., Any], rows: list[list[Any]], *args: Any, **kwargs: Any) -> Any:
+        """History rows go on the write that made them (`history` metadata); a row written outside
+        one (a plugin, a direct call) is an operation `history.add` of its own."""
+        writer = current_op_var.get()
+        if writer is not None and writer.name in WRITES:
+            result = original(*args, **kwargs)
+            writer.metadata.setdefault("history", []).extend(rows)
+            return result
         with new_op("history.add", "construction", rows=rows):
-            return original(records, *args, **kwargs)
+            return original(*args, **kwargs)
 
     @staticmethod
     def _link_or_record(op: OpScope, value: Any, name: str, category: str) -> str:
