@@ -18,7 +18,8 @@ PYTHON_FOUND := $(shell for c in "$$PYTHON" python3.13 python3.12 python3; do \
 	if [ -x "$$p" ] && "$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then echo "$$p"; exit 0; fi; \
 	done; fi)
 
-.PHONY: venv venv-mem0ai2 demo test test-mem0ai2 lint format bench clean
+.PHONY: venv venv-mem0ai2 demo test test-mem0ai2 test-phoenix phoenix-venv lint format bench clean
+PHOENIX_VENV ?= .venv-phoenix
 
 $(VENV)/.installed: pyproject.toml
 	@if [ -z "$(PYTHON_FOUND)" ]; then echo "memtrace needs Python >= 3.12 (set PYTHON=/path/to/python3.12)"; exit 1; fi
@@ -27,7 +28,7 @@ $(VENV)/.installed: pyproject.toml
 	@"$(PYTHON_FOUND)" -m venv $(VENV)
 	@echo "Installing memtrace and its dependencies into $(VENV)/ (first time only; a few minutes)"
 	@$(PY) -m pip install --quiet --upgrade pip
-	@set -o pipefail; $(PY) -m pip install --progress-bar off -e ".[test,bench,plot,mem0ai]" "$(MEM0AI_CLASSIC)" \
+	@set -o pipefail; $(PY) -m pip install --progress-bar off -e ".[test,bench,plot,otel,mem0ai]" "$(MEM0AI_CLASSIC)" \
 		| { grep --line-buffered '^Collecting' | sed -u 's/^Collecting /  /; s/ (from .*//' || true; }
 	@echo "Installed: $(VENV)/bin/memtrace"
 	@touch $@
@@ -69,6 +70,18 @@ test-mem0ai2:
 		echo "mem0ai 2.x tests ($(VENV_MEM0AI2)):"; $(VENV_MEM0AI2)/bin/pytest -q -p no:cacheprovider tests/mem0ai; \
 	else echo "mem0ai 2.x tests skipped: $(VENV_MEM0AI2)/ is absent (make venv-mem0ai2 creates it)"; fi
 
+# The optional slow tier: a real Arize Phoenix server (its own venv: arize-phoenix is heavy) gets the spans.
+$(PHOENIX_VENV)/.installed:
+	@if [ -z "$(PYTHON_FOUND)" ]; then echo "Phoenix needs Python >= 3.12 (set PYTHON=/path/to/python3.12)"; exit 1; fi
+	"$(PYTHON_FOUND)" -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/pip install --quiet arize-phoenix arize-phoenix-client
+	@touch $@
+
+phoenix-venv: $(PHOENIX_VENV)/.installed
+
+test-phoenix: venv phoenix-venv
+	MEMTRACE_PHOENIX_PYTHON=$(CURDIR)/$(PHOENIX_VENV)/bin/python $(VENV)/bin/pytest -q -m phoenix tests/otel
+
 format: venv
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
@@ -78,4 +91,4 @@ bench: venv
 	$(PY) benchmarks/graph_scale.py
 
 clean:
-	rm -rf $(VENV) $(VENV_MEM0AI2) $(WORKSPACE) .pytest_cache
+	rm -rf $(VENV) $(VENV_MEM0AI2) $(PHOENIX_VENV) $(WORKSPACE) .pytest_cache

@@ -13,7 +13,12 @@ from memtrace.attribution.methods import method_names, unregister_attributor
 from memtrace.systems.registry import system_names, unregister_system
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", ROOT / "docs" / "python-api.md", ROOT / "docs" / "systems.md"]
+DOCS = [
+    ROOT / "README.md",
+    ROOT / "docs" / "python-api.md",
+    ROOT / "docs" / "systems.md",
+    ROOT / "docs" / "opentelemetry.md",
+]
 USER_DOCS = [*DOCS, ROOT / "docs" / "concepts.md", ROOT / "docs" / "mem0ai.md"]
 
 

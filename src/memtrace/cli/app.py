@@ -95,18 +95,53 @@ def import_(
     split: Annotated[
         list[str] | None, typer.Option(help="MemTraceBench splits to load (default all).")
     ] = None,
+    format: Annotated[
+        str, typer.Option("--format", "-f", help="auto (by the file's name and start), or otlp.")
+    ] = "auto",
+    cases: Annotated[
+        Path | None,
+        typer.Option(help="otlp: a JSON list of {question, gold} to find in the traces as cases."),
+    ] = None,
+    listen: Annotated[
+        str | None,
+        typer.Option(help="otlp: be an OTLP/HTTP receiver at HOST:PORT, importing traces as they come."),
+    ] = None,
     json_out: JsonOption = None,
 ) -> None:
-    """Import graphs into a workspace; a bad file is reported and nothing is written."""
+    """Import graphs into a workspace; a bad file is reported and nothing is written.
+
+    otlp: GenAI memory spans from any OpenTelemetry instrumentation become one run per trace.
+
+    A file (protobuf or OTLP/JSON), or live with --listen; memory record ids become the units.
+    """
     from ..graph.io import import_jsonl, import_smartcomment, load_memtracebench
     from ..systems.registry import memtracebench_splits
 
+    if format not in ("auto", "otlp"):
+        raise MemtraceError(f"unknown import format {format!r} (choose auto or otlp)")
     workspace, (source_value,) = split_workspace(workspace_alias, [workspace_arg, source_arg])
+    if listen is not None:
+        from .otel_cmd import listen as listen_otlp
+
+        if format != "otlp":
+            raise MemtraceError("--listen receives OpenTelemetry spans: add --format otlp")
+        with Workspace(workspace, create=True) as ws:
+            listen_otlp(ws, listen, cases=cases, console=console)
+        return
     source = Path(require(source_value, "SOURCE"))
     if not source.exists():
         raise MemtraceError(f"{source}: no such file or directory")
+    from .otel_cmd import looks_like_otlp
+
+    if format == "auto" and looks_like_otlp(source):
+        format = "otlp"
     with Workspace(workspace, create=True) as ws:
-        if source.is_dir():
+        if format == "otlp":
+            from .otel_cmd import import_file
+
+            ids = set(import_file(ws, source, name=name, cases=cases))
+            runs = [ws.run(run_id) for run_id in ids]
+        elif source.is_dir():
             with _progress() as progress:
                 task = progress.add_task("importing", total=None)
 
@@ -131,18 +166,44 @@ def export(
     workspace_arg: WorkspaceArgument = None,
     run_arg: Annotated[str | None, typer.Argument(metavar="RUN", help="Run id, name or id prefix.")] = None,
     workspace_alias: WorkspaceAlias = None,
-    format: Annotated[str, typer.Option("--format", "-f", help="smartcomment or jsonl.")] = "smartcomment",
+    format: Annotated[
+        str, typer.Option("--format", "-f", help="smartcomment, jsonl or otlp (OpenTelemetry spans).")
+    ] = "smartcomment",
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Output file (default: <run>.<ext>).")
+        Path | None,
+        typer.Option("--out", "-o", help="Output file (default: <run>.<ext>; otlp: .json or protobuf)."),
     ] = None,
+    endpoint: Annotated[
+        str | None,
+        typer.Option(help="otlp: the OTLP receiver, e.g. http://127.0.0.1:4318 (grpc: 127.0.0.1:4317)."),
+    ] = None,
+    protocol: Annotated[str, typer.Option(help="otlp: http/protobuf or grpc.")] = "http/protobuf",
+    content: Annotated[
+        bool, typer.Option("--content", help="otlp: include message, query and memory text (opt-in).")
+    ] = False,
+    timeout: Annotated[float, typer.Option(help="otlp: seconds to wait for the receiver.")] = 10.0,
 ) -> None:
-    """Export one run as smartcomment JSON (MemTraceBench format) or native JSONL."""
+    """Export one run as smartcomment JSON (MemTraceBench format), native JSONL, or OpenTelemetry spans.
+
+    otlp: one GenAI span per operation (create_memory, search_memory, chat, ...), sent to --endpoint.
+
+    Stored attributions ride along as gen_ai.evaluation.result events on each failed answer's span.
+    """
     from ..graph.io import write_jsonl, write_smartcomment
 
     workspace, (run_value,) = split_workspace(workspace_alias, [workspace_arg, run_arg])
     run = require(run_value, "RUN")
-    if format not in ("smartcomment", "jsonl"):
-        raise MemtraceError(f"unknown export format {format!r} (choose smartcomment or jsonl)")
+    if format not in ("smartcomment", "jsonl", "otlp"):
+        raise MemtraceError(f"unknown export format {format!r} (choose smartcomment, jsonl or otlp)")
+    if format == "otlp":
+        from .otel_cmd import export_run
+
+        with Workspace(workspace) as ws:
+            line = export_run(
+                ws, run, endpoint=endpoint, out=out, protocol=protocol, content=content, timeout=timeout
+            )
+        console.print(line, highlight=False)
+        return
     with Workspace(workspace) as ws:
         record = ws.run(run)
         suffix = "json" if format == "smartcomment" else "jsonl"

@@ -32,14 +32,21 @@ def run(
     parent_run: str | None = None,
     capture_source: bool = False,
     sinks: Sequence[Sink] = (),
+    otel: Any = False,
 ) -> Recorder | NoopRecorder:
     """Open a recorded run in a workspace folder and/or `sinks`; use it as a context manager.
 
     `workspace=None` with `sinks=[memtrace.InMemorySink()]` records without touching the disk. While
-    recording is disabled this returns a `NoopRecorder` and writes nothing at all.
+    recording is disabled this returns a `NoopRecorder` and writes nothing at all. `otel=True` also
+    sends each operation as an OpenTelemetry GenAI span as it happens, to the global tracer provider
+    (or to the `TracerProvider` given as `otel`); it needs the `memtrace[otel]` extra.
     """
     if not switch.enabled:
         return NoopRecorder()
+    if otel is not False and otel is not None:
+        from .otel_sink import OtelSink
+
+        sinks = (*sinks, OtelSink(None if otel is True else otel))
     return Recorder(
         workspace,
         name=name,

@@ -1,5 +1,8 @@
 """Import and export of run graphs: smartcomment JSON (MemTraceBench) and memtrace's own JSONL.
 
+OpenTelemetry (OTLP) export and import live in otel*.py beside these and are imported by name, not
+from here: they need the `memtrace[otel]` extra.
+
 Every importer validates a whole file before it writes, then writes one run in one transaction:
 a broken file raises `FormatError` and leaves the workspace exactly as it was.
 """

@@ -1,0 +1,119 @@
+"""The OpenTelemetry side of `memtrace export` and `memtrace import` (`--format otlp`).
+
+Export sends a run's spans to an OTLP receiver or writes them to a file, with the workspace's stored
+attributions as `gen_ai.evaluation.result` events on each failed case's answer span; import reads
+an OTLP file, or listens as an OTLP/HTTP receiver, and writes one run per trace.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from ..attribution.model import load_attributions
+from ..graph import MemtraceError, Workspace
+from ..graph.io.otel_spans import EvaluationResult
+
+
+def attribution_results(ws: Workspace, run_id: str, *, content: bool) -> list[EvaluationResult]:
+    """Stored attributions of a run as evaluation results: the error type as the label, the blamed
+    operation as the explanation (with the attribution's own explanation, which quotes the run's
+    text, only when content is asked for)."""
+    results = []
+    for attribution in load_attributions(ws.store, run_id):
+        why = f"{attribution.error_type} at {attribution.op_id or 'no operation'}"
+        if content:
+            why += f": {attribution.explanation}"
+        results.append(
+            EvaluationResult(
+                attribution.case_id,
+                f"memtrace.attribution.{attribution.method}",
+                attribution.confidence,
+                attribution.error_type,
+                why,
+                extra={
+                    "memtrace.attribution.op.id": attribution.op_id,
+                    "memtrace.attribution.verified": attribution.verified,
+                },
+            )
+        )
+    return results
+
+
+def export_run(
+    ws: Workspace,
+    run_ref: str,
+    *,
+    endpoint: str | None,
+    out: Path | None,
+    protocol: str,
+    content: bool,
+    timeout: float,
+) -> str:
+    """Send or write one run's spans; returns the line to print."""
+    from ..graph.io.otel import require_otel, run_spans, send_spans, span_exporter, write_otlp_file
+
+    require_otel()
+    if endpoint is None and out is None:
+        raise MemtraceError("--format otlp needs --endpoint URL (an OTLP receiver) or --out FILE")
+    run = ws.run(run_ref)
+    exporter = span_exporter(endpoint, protocol, timeout=timeout) if endpoint else None
+    evaluations = attribution_results(ws, run.id, content=content)
+    spans = run_spans(ws.store, run.id, content=content, evaluations=evaluations)
+    done = []
+    if out is not None:
+        write_otlp_file(spans, out)
+        done.append(f"to {out}")
+    if exporter is not None and endpoint is not None:
+        send_spans(spans, exporter, endpoint)
+        done.append(f"to {endpoint} ({protocol})")
+    return f"exported run {run.id} ({run.name}) as {len(spans)} OpenTelemetry spans " + " and ".join(done)
+
+
+def looks_like_otlp(path: Path) -> bool:
+    """True for a file that `--format auto` should read as OTLP: a protobuf suffix, or JSON that
+    starts with OTLP's `resourceSpans`."""
+    if path.suffix in (".pb", ".otlp", ".protobuf"):
+        return True
+    if path.suffix != ".json" or not path.is_file():
+        return False
+    with path.open("rb") as handle:
+        head = handle.read(256).lstrip()
+    return head.startswith(b"{") and b'"resourceSpans"' in head
+
+
+def import_file(ws: Workspace, source: Path, *, name: str | None, cases: Path | None) -> list[str]:
+    """Import an OTLP file; returns the ids of the runs written."""
+    from ..graph.io.otel_cases import read_cases_file
+    from ..graph.io.otel_import import import_otlp
+
+    specs = read_cases_file(cases) if cases is not None else []
+    return [run.id for run in import_otlp(ws.store, source, name=name, cases=specs)]
+
+
+def listen(ws: Workspace, address: str, *, cases: Path | None, console: Console) -> None:
+    """Serve as an OTLP/HTTP receiver until interrupted, importing each trace as it arrives."""
+    from ..graph.io.otel_cases import read_cases_file
+    from ..graph.io.otel_receiver import OtlpReceiver
+
+    host, _, port_text = address.rpartition(":")
+    if not port_text.isdigit():
+        raise MemtraceError(f"--listen {address!r}: give HOST:PORT, such as 127.0.0.1:4318")
+    specs = read_cases_file(cases) if cases is not None else []
+    receiver = OtlpReceiver(
+        ws.store,
+        host or "127.0.0.1",
+        int(port_text),
+        cases=specs,
+        on_import=lambda runs: console.print(
+            "imported " + ", ".join(f"{r.id} ({r.name})" for r in runs), highlight=False
+        ),
+    )
+    console.print(f"receiving OTLP/HTTP traces at {receiver.endpoint} (Ctrl-C stops)", highlight=False)
+    try:
+        receiver.serve_forever()
+    except KeyboardInterrupt:
+        console.print(f"stopped after {receiver.requests} request(s)")
+    finally:
+        receiver.close()

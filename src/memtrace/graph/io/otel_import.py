@@ -1,0 +1,349 @@
+"""Import GenAI memory spans recorded by any OpenTelemetry instrumentation as graphs `attribute` reads.
+
+One run per trace. Each span becomes an operation (nested as the spans nest, ordered by start time);
+the memory records named by `gen_ai.memory.record.id` / `gen_ai.memory.records` become memory units
+whose versions are the create/update/upsert/delete spans that wrote them; a `search_memory` span
+reads the versions of the records it returned (from its records, or its span links) and its query;
+a `chat` span reads its input messages and writes its output (one reading user messages outside an
+answer is taken as an extraction step: the conversation flows through it toward memory). Spans
+carry no data flow, so two edges are inferred, and documented in docs/opentelemetry.md: a memory
+write reads what the model calls before it under the same parent wrote, and a model call reads
+what the searches before it under the same parent returned. The span holding a
+`gen_ai.evaluation.result` event (or the one a cases file's question names) is a case's answer.
+Message and record content are needed for attribution to follow information; without them the
+graph still shows the lifecycle of every record.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import FormatError
+from ..model import MEMORY_ENTRY, QUERY_VAR, RUN_COMPLETE, Case, Run
+from ..rows import RunRows, case_row, dumps_or_none
+from ..store import Store
+from ..values import encode_value
+from . import _otel_attrs as read
+from . import otel_spans as keys
+from ._common import stable_id
+from ._otlp_wire import WireSpan, read_otlp_file
+from .otel_cases import CaseSpec
+
+_CATEGORY = {
+    keys.CREATE: "update",
+    keys.UPDATE: "update",
+    keys.UPSERT: "update",
+    keys.DELETE: "deletion",
+    keys.SEARCH: "retrieval",
+    keys.CHAT: "llm",
+    "text_completion": "llm",
+    "generate_content": "llm",
+    keys.EMBEDDINGS: "embedding",
+    "retrieval": "retrieval",
+}
+
+
+def import_otlp(
+    store: Store,
+    path: str | Path,
+    *,
+    name: str | None = None,
+    cases: Sequence[CaseSpec] = (),
+) -> list[Run]:
+    """Import every trace of an OTLP file (protobuf or OTLP/JSON) as one run each."""
+    return import_spans(store, read_otlp_file(path), source=str(path), name=name, cases=cases)
+
+
+def import_spans(
+    store: Store,
+    spans: Sequence[WireSpan],
+    *,
+    source: str,
+    name: str | None = None,
+    cases: Sequence[CaseSpec] = (),
+) -> list[Run]:
+    """Write the traces of these spans as runs (a re-import of a trace replaces its run)."""
+    traces: dict[str, list[WireSpan]] = defaultdict(list)
+    for span in spans:
+        traces[span.trace_id].append(span)
+    if not traces:
+        raise FormatError(source, "no spans")
+    runs = []
+    for trace_id, trace_spans in traces.items():
+        label = name if name is None or len(traces) == 1 else f"{name}/{trace_id[:8]}"
+        builder = _TraceBuilder(trace_id, trace_spans, source, label)
+        builder.build(cases)
+        builder.write(store)
+        runs.append(builder.run)
+    return runs
+
+
+class _TraceBuilder:
+    """Turns one trace's spans into rows of one run."""
+
+    def __init__(self, trace_id: str, spans: list[WireSpan], source: str, name: str | None) -> None:
+        self.spans = read.ordered(spans)
+        root = self.spans[0]
+        resource = root.resource
+        self.run = Run(
+            id=stable_id("otel-", trace_id, size=6),
+            name=name or str(root.attributes.get(keys.RUN_NAME) or root.name or trace_id),
+            system=read.text_or_none(root.attributes.get(keys.PROVIDER_NAME) or resource.get("service.name")),
+            dataset="otlp",
+            status=RUN_COMPLETE,
+            metadata={"source": {"file": source, "format": "otlp", "trace_id": trace_id}},
+            created_at=root.start,
+            finished_at=max(s.end for s in self.spans),
+        )
+        self.seq = 0
+        self.ops: list[tuple] = []
+        self.vars: list[tuple] = []
+        self.edges: list[tuple] = []
+        self.blobs: dict[str, tuple] = {}
+        self.cases: list[Case] = []
+        self.latest: dict[str, tuple[str, bool]] = {}  # var name -> (latest version id, deleted)
+        self.versions: dict[str, int] = defaultdict(int)
+        self.op_of_span: dict[str, str] = {}
+        self.written_by_span: dict[str, list[str]] = defaultdict(list)  # span -> output var ids
+        self.pending_model_outputs: dict[str | None, list[str]] = defaultdict(list)
+        self.pending_retrieved: dict[str | None, list[str]] = defaultdict(list)
+        self.query_of_span: dict[str, str] = {}
+        self.messages: dict[str, str] = {}
+
+    # -- rows ---------------------------------------------------------------------------------
+
+    def _next(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    def _version(self, name: str, value: Any, category: str, *, deleted: bool = False) -> str:
+        self.versions[name] += 1
+        version = self.versions[name]
+        var_id = f"{name}@{version}"
+        blob = None
+        if not deleted:
+            digest, encoding, data = encode_value(value)
+            self.blobs.setdefault(digest, (digest, encoding, data))
+            blob = digest
+        self.vars.append(
+            (self.run.id, var_id, name, version, self._next(), category, blob, int(deleted), None, None)
+        )
+        self.latest[name] = (var_id, deleted)
+        return var_id
+
+    def _edge(self, op_id: str, var_id: str, role: str) -> None:
+        self.edges.append((self.run.id, op_id, var_id, role, None, None))
+
+    # -- spans --------------------------------------------------------------------------------
+
+    def build(self, cases: Sequence[CaseSpec]) -> None:
+        evaluated = {s.span_id for s in self.spans if any(e[0] == keys.EVALUATION_EVENT for e in s.events)}
+        asked = {spec.question for spec in cases}
+        for span in self.spans:
+            self._op(span, is_answer=span.span_id in evaluated or self._asks(span, asked))
+        self._cases(cases, evaluated)
+
+    def _op(self, span: WireSpan, *, is_answer: bool) -> None:
+        attrs = span.attributes
+        operation = read.text_or_none(attrs.get(keys.OPERATION_NAME))
+        op_name = str(attrs.get(keys.OP_NAME) or operation or span.name)
+        category = str(attrs.get(keys.OP_CATEGORY) or _CATEGORY.get(operation or "", "operation"))
+        if is_answer:
+            category = "response"
+        elif category == "llm" and keys.OP_CATEGORY not in attrs and read.user_messages(attrs):
+            category = "extraction"  # a model call reading the conversation outside an answer
+        seq = self._next()
+        op_id = f"{op_name}#{seq}"
+        self.op_of_span[span.span_id] = op_id
+        parent = self.op_of_span.get(span.parent_id or "")
+        metadata = {k: v for k, v in attrs.items() if not k.startswith("memtrace.")}
+        metadata["span_id"] = span.span_id
+        status = "ok"
+        if span.error is not None:
+            status, metadata["error"] = "error", span.error
+        self.ops.append(
+            (
+                self.run.id,
+                op_id,
+                seq,
+                parent,
+                op_name,
+                category,
+                span.start,
+                span.end,
+                status,
+                dumps_or_none(metadata),
+            )
+        )
+        group = span.parent_id
+        if operation in (keys.CREATE, keys.UPDATE, keys.UPSERT, keys.DELETE):
+            for var_id in self.pending_model_outputs.pop(group, []):
+                self._edge(op_id, var_id, "in")
+            self._memory_write(span, op_id, operation)
+        elif operation == keys.SEARCH or category == "retrieval":
+            self._search(span, op_id)
+        elif read.has_messages(attrs) or category in ("llm", "response"):
+            self._model_call(span, op_id, is_answer=is_answer)
+
+    def _memory_write(self, span: WireSpan, op_id: str, operation: str) -> None:
+        records = read.records(span)
+        for record_id, record in records.items():
+            previous = self.latest.get(record_id)
+            if previous is not None and not previous[1]:
+                self._edge(op_id, previous[0], "in")
+            change = (record.get("metadata") or {}).get("change") if isinstance(record, dict) else None
+            deleted = operation == keys.DELETE or change == keys.DELETE
+            if deleted and (previous is None or previous[1]):
+                continue  # deleting what was never written: nothing to record
+            value = None if deleted else read.record_value(record)
+            var_id = self._version(record_id, value, MEMORY_ENTRY, deleted=deleted)
+            self._edge(op_id, var_id, "out")
+
+    def _search(self, span: WireSpan, op_id: str) -> None:
+        attrs = span.attributes
+        query = attrs.get(keys.QUERY_TEXT)
+        if isinstance(query, str):
+            query_id = self._version("query", query, "query")
+            self._edge(op_id, query_id, "in")
+            self.query_of_span[span.span_id] = query_id
+        records = read.records(span)
+        for _trace, _span, link_attrs in span.links:
+            record_id = link_attrs.get(keys.RECORD_ID)
+            if isinstance(record_id, str):
+                records.setdefault(record_id, {"id": record_id})
+        returned = []
+        for record_id, record in records.items():
+            current = self.latest.get(record_id)
+            if current is not None and not current[1]:
+                self._edge(op_id, current[0], "in")
+            returned.append(read.record_value(record))
+        retrieved = self._version("retrieved", returned, "retrieved")
+        self._edge(op_id, retrieved, "out")
+        self.pending_retrieved[span.parent_id].append(retrieved)
+
+    def _model_call(self, span: WireSpan, op_id: str, *, is_answer: bool) -> None:
+        attrs = span.attributes
+        for var_id in self.pending_retrieved.pop(span.parent_id, []):
+            self._edge(op_id, var_id, "in")
+        inputs = read.messages(attrs.get(keys.INPUT_MESSAGES))
+        if not is_answer:
+            for text in (t for role, t in inputs if role == "user"):
+                message = self.messages.get(text)
+                if message is None:
+                    message = self.messages[text] = self._version(
+                        f"message-{len(self.messages) + 1}", text, "message"
+                    )
+                self._edge(op_id, message, "in")
+        elif inputs:
+            prompt = self._version(f"{op_id}.prompt", [t for _, t in inputs], "prompt")
+            self._edge(op_id, prompt, "in")
+        outputs = read.messages(attrs.get(keys.OUTPUT_MESSAGES))
+        if outputs:
+            text = "\n".join(t for _, t in outputs)
+            category = "prediction" if is_answer else "llm_response"
+            out = self._version("prediction" if is_answer else f"{op_id}.response", text, category)
+            self._edge(op_id, out, "out")
+            self.written_by_span[span.span_id].append(out)
+            if not is_answer:
+                self.pending_model_outputs[span.parent_id].append(out)
+
+    def _asks(self, span: WireSpan, questions: set[str]) -> bool:
+        operation = read.text_or_none(span.attributes.get(keys.OPERATION_NAME))
+        if not questions or operation not in (keys.CHAT, None):
+            return False
+        text = " ".join(t for _, t in read.messages(span.attributes.get(keys.INPUT_MESSAGES)))
+        return any(q and q in text for q in questions)
+
+    # -- cases --------------------------------------------------------------------------------
+
+    def _cases(self, specs: Sequence[CaseSpec], evaluated: set[str]) -> None:
+        answers = [s for s in self.spans if self.ops_category(s) == "response"]
+        used: set[str] = set()
+        for number, spec in enumerate(specs, start=1):
+            span = next(
+                (s for s in answers if s.span_id not in used and self._asks(s, {spec.question})), None
+            )
+            if span is None:
+                continue
+            used.add(span.span_id)
+            self._case(span, spec.id or f"q{number}", spec.question, spec.gold, spec.evidence, spec.verdict)
+        for span in (s for s in self.spans if s.span_id in evaluated and s.span_id not in used):
+            named = [e[2].get(keys.CASE_ID) for e in span.events if e[0] == keys.EVALUATION_EVENT]
+            case_id = next((c for c in named if isinstance(c, str)), None) or f"q{len(self.cases) + 1}"
+            self._case(span, case_id, self._question_of(span), [], None, None)
+
+    def ops_category(self, span: WireSpan) -> str:
+        op_id = self.op_of_span[span.span_id]
+        return next(row[5] for row in self.ops if row[1] == op_id)
+
+    def _question_of(self, span: WireSpan) -> str:
+        for sibling in reversed([s for s in self.spans if s.parent_id == span.parent_id]):
+            if sibling.start <= span.start and isinstance(sibling.attributes.get(keys.QUERY_TEXT), str):
+                return sibling.attributes[keys.QUERY_TEXT]
+        users = [t for role, t in read.messages(span.attributes.get(keys.INPUT_MESSAGES)) if role == "user"]
+        return users[-1] if users else span.name
+
+    def _case(
+        self,
+        span: WireSpan,
+        case_id: str,
+        question: str,
+        gold: list[str],
+        evidence: list[str] | None,
+        verdict: str | None,
+    ) -> None:
+        outputs = self.written_by_span.get(span.span_id, [])
+        prediction_var = outputs[-1] if outputs else None
+        prediction = "\n".join(t for _, t in read.messages(span.attributes.get(keys.OUTPUT_MESSAGES))) or None
+        score, method = None, None
+        if verdict is None:
+            verdict, score = read.evaluated_verdict(span)
+            method = "otel-evaluation" if verdict else None
+        if verdict is None and gold and prediction is not None:
+            hit = any(g.casefold() in prediction.casefold() for g in gold)
+            verdict, score, method = ("correct" if hit else "wrong"), float(hit), "gold-contained"
+        metadata: dict[str, Any] = {"span_id": span.span_id}
+        if method:
+            metadata["method"] = method
+        query = next(
+            (
+                self.query_of_span[s.span_id]
+                for s in reversed(self.spans)
+                if s.parent_id == span.parent_id and s.start <= span.start and s.span_id in self.query_of_span
+            ),
+            None,
+        )
+        if query is not None:
+            metadata[QUERY_VAR] = query
+        self.cases.append(
+            Case(
+                self.run.id,
+                case_id,
+                question,
+                gold,
+                prediction,
+                prediction_var,
+                verdict,
+                score,
+                list(evidence or []),
+                None,
+                metadata,
+            )
+        )
+
+    def write(self, store: Store) -> None:
+        rows = RunRows(
+            ops=self.ops,
+            variables=self.vars,
+            edges=self.edges,
+            blobs=list(self.blobs.values()),
+            cases=[case_row(c) for c in self.cases],
+        )
+        try:
+            store.replace_run(self.run, rows)
+        except sqlite3.IntegrityError as exc:
+            raise FormatError(self.run.metadata["source"]["file"], f"inconsistent spans ({exc})") from None

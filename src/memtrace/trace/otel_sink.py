@@ -1,0 +1,182 @@
+"""`OtelSink`: a recorder sink that emits OpenTelemetry GenAI spans while the run records.
+
+Each operation's span starts when the operation starts and ends when it ends, so a trace UI shows
+the run live and export costs no second pass over the workspace. Names, attributes and links are
+the ones the after-the-fact exporter gives (graph/io/otel_spans.py); what only the end of an
+operation tells (which memory records it wrote, so `create_memory` rather than the operation's
+name) is set on the span as it ends. An answer's span stays open until its case is judged, so
+the verdict rides on it as a `gen_ai.evaluation.result` event, then ends with its recorded time.
+Attributions come later: `memtrace export --format otlp` sends them with the run.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from ..graph.io.otel_spans import (
+    SpanSpec,
+    evaluation_event,
+    memory_change,
+    op_span,
+    root_span,
+    verdict_result,
+)
+from ..graph.model import MEMORY_ENTRY, Case, Edge, Operation, Run, VariableVersion
+
+__all__ = ["OtelSink"]
+
+#: Variable categories whose values the sink keeps when content is asked for (what the spans show).
+_CONTENT_CATEGORIES = {MEMORY_ENTRY, "query", "prompt", "llm_response"}
+
+
+class OtelSink:
+    """Sends a run's operations as spans to an OpenTelemetry tracer provider as they happen.
+
+    `provider` is any SDK `TracerProvider` (default: the global one the application configured);
+    `content=True` adds message, query and memory text (opt-in, as the conventions ask).
+    """
+
+    def __init__(self, provider: Any = None, *, content: bool = False) -> None:
+        try:
+            from opentelemetry import trace
+        except ImportError:
+            raise ImportError("OpenTelemetry spans need the extra: pip install 'memtrace[otel]'") from None
+        self._trace = trace
+        self.provider = provider if provider is not None else trace.get_tracer_provider()
+        self.tracer = self.provider.get_tracer("memtrace")
+        self.content = content
+        self.run: Run | None = None
+        self.root: Any = None
+        self.spans: dict[str, Any] = {}
+        self._ops: dict[str, Operation] = {}
+        self._versions: dict[str, VariableVersion] = {}
+        self._values: dict[str, Any] = {}
+        self._changes: dict[str, str] = {}
+        self._unit_deleted: dict[str, bool] = {}
+        self._producer: dict[str, str] = {}  # version id -> op id that wrote it
+        self._open_answers: dict[str, Operation] = {}  # answer spans waiting for their verdict
+        self._judged: set[str] = set()
+        self._lock = threading.Lock()
+
+    # -- the Sink protocol --------------------------------------------------------------------
+
+    def run_started(self, run: Run) -> None:
+        with self._lock:
+            self.run = run
+            spec = root_span(run, run.created_at, run.created_at)
+            start = _ns(spec.start)
+            self.root = self.tracer.start_span(spec.name, attributes=spec.attributes, start_time=start)
+
+    def op_started(self, op: Operation) -> None:
+        with self._lock:
+            parent = self.spans.get(op.parent_op or "") or self.root
+            context = self._trace.set_span_in_context(parent) if parent is not None else None
+            self._ops[op.id] = op
+            start = _ns(op.started_at)
+            self.spans[op.id] = self.tracer.start_span(op.name, context=context, start_time=start)
+
+    def blob_added(self, digest: str, encoding: str, data: bytes) -> None:
+        return None  # values arrive with their versions
+
+    def version_written(self, version: VariableVersion, value: Any) -> None:
+        with self._lock:
+            self._versions[version.id] = version
+            if version.category == MEMORY_ENTRY:
+                self._changes[version.id] = memory_change(version, self._unit_deleted.get(version.name))
+                self._unit_deleted[version.name] = version.deleted
+            if self.content and version.category in _CONTENT_CATEGORIES and value is not None:
+                self._values[version.id] = _snapshot(value)
+
+    def edge_added(self, edge: Edge) -> None:
+        if edge.role == "out":
+            with self._lock:
+                self._producer.setdefault(edge.var_id, edge.op_id)
+
+    def op_ended(self, op: Operation, inputs: Sequence[str], outputs: Sequence[str]) -> None:
+        with self._lock:
+            span = self.spans.get(op.id)
+            if span is None or self.run is None:
+                return
+            spec = op_span(
+                op,
+                self.run,
+                inputs=[self._versions[v] for v in inputs if v in self._versions],
+                outputs=[self._versions[v] for v in outputs if v in self._versions],
+                changes={v: self._changes[v] for v in outputs if v in self._changes},
+                values=self._values,
+                producers={v: self._producer[v] for v in inputs if v in self._producer},
+                content=self.content,
+            )
+            self._apply(span, spec)
+            if op.category == "response" and any(self._versions.get(v) is not None for v in outputs):
+                self._open_answers[op.id] = op  # ended once its case is judged, or with the run
+            else:
+                span.end(end_time=max(_ns(spec.end), _ns(spec.start)))
+
+    def case_updated(self, case: Case) -> None:
+        if case.verdict not in ("correct", "wrong"):
+            return
+        with self._lock:
+            if case.id in self._judged:
+                return
+            answer = self._producer.get(case.prediction_var or "")
+            op = self._open_answers.pop(answer or "", None)
+            self._judged.add(case.id)
+            target = self.spans[op.id] if op is not None else self.root
+            if target is None:
+                return
+            event = evaluation_event(verdict_result(case, content=self.content), 0.0)
+            target.add_event(event.name, event.attributes)
+            if op is not None:
+                target.end(end_time=_ns(op.ended_at or op.started_at))
+
+    def flush(self) -> None:
+        force_flush = getattr(self.provider, "force_flush", None)
+        if force_flush is not None:
+            force_flush()
+
+    def run_ended(self, run: Run) -> None:
+        with self._lock:
+            for op in self._open_answers.values():
+                self.spans[op.id].end(end_time=_ns(op.ended_at or op.started_at))
+            self._open_answers.clear()
+            if self.root is not None:
+                if run.status not in ("complete", "running"):
+                    from opentelemetry.trace import Status, StatusCode
+
+                    self.root.set_status(Status(StatusCode.ERROR, (run.error or run.status)[:500]))
+                self.root.end(end_time=_ns(run.finished_at or run.created_at))
+        self.flush()
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _apply(self, span: Any, spec: SpanSpec) -> None:
+        """What the end of an operation tells: its GenAI name, attributes, links and status."""
+        span.update_name(spec.name)
+        span.set_attributes(spec.attributes)
+        for link in spec.links:
+            target = self.spans.get(link.op_id)
+            if target is not None:
+                span.add_link(target.get_span_context(), link.attributes)
+        if spec.error is not None:
+            from opentelemetry.trace import Status, StatusCode
+
+            span.set_status(Status(StatusCode.ERROR, spec.error[:500]))
+
+
+def _snapshot(value: Any) -> Any:
+    """A copy the pipeline cannot change later: text as is, anything else through JSON."""
+    if isinstance(value, str):
+        return value
+    import json
+
+    try:
+        return json.loads(json.dumps(value, default=str))
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)
+
+
+def _ns(seconds: float | None) -> int:
+    return round((seconds or 0.0) * 1e9)

@@ -1,0 +1,74 @@
+"""Live export: `OtelSink` attached to a recording run gives the spans the stored-run exporter gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra is not installed")
+
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from otel_pipeline import record_memory_pipeline
+
+import memtrace as mt
+from memtrace.graph import Workspace
+from memtrace.graph.io.otel import run_spans
+from memtrace.trace.otel_sink import OtelSink
+
+
+def _shape(spans: list) -> dict[str, tuple]:
+    """Per operation: span name, parent operation, gen_ai attributes, linked operations, event names."""
+    op_of = {s.context.span_id: str(s.attributes.get("memtrace.op.id", "root")) for s in spans}
+    return {
+        op_of[s.context.span_id]: (
+            s.name,
+            op_of.get(s.parent.span_id) if s.parent else None,
+            {k: v for k, v in s.attributes.items() if k.startswith("gen_ai.")},
+            sorted(op_of[link.context.span_id] for link in s.links),
+            [e.attributes.get("gen_ai.evaluation.name") for e in s.events],
+        )
+        for s in spans
+    }
+
+
+def test_live_spans_match_the_exported_run(workspace: Path) -> None:
+    collected = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(collected))
+    run_id = record_memory_pipeline(workspace, sinks=[OtelSink(provider)])
+    live = list(collected.get_finished_spans())
+    with Workspace(workspace) as ws:
+        exported = run_spans(ws.store, run_id)
+    assert _shape(live) == _shape(exported)
+    answer = next(s for s in live if str(s.attributes.get("memtrace.op.id")).startswith("answer#"))
+    (verdict,) = answer.events
+    assert verdict.attributes["gen_ai.evaluation.score.label"] == "fail"
+    with Workspace(workspace) as ws:
+        op = next(o for o in ws.store.ops(run_id) if o.id.startswith("answer#"))
+    assert answer.end_time == round(op.ended_at * 1e9)  # held open for the verdict, ended at its time
+
+
+def test_run_with_otel_sends_to_the_provider_given(workspace: Path) -> None:
+    collected = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(collected))
+    with (
+        mt.run(workspace, name="live", system="toy", otel=provider) as run,
+        mt.op("extract_facts", category="extraction") as op,
+    ):
+        run.memory("mem-1").create({"memory": "Caroline lives in Boston"}, by=op)
+    names = [s.name for s in collected.get_finished_spans()]
+    assert names == ["create_memory", "invoke_workflow live"]  # in the order they ended
+
+
+def test_content_is_opt_in_live_too(workspace: Path) -> None:
+    collected = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(collected))
+    record_memory_pipeline(workspace, sinks=[OtelSink(provider, content=True)])
+    search = next(s for s in collected.get_finished_spans() if s.name == "search_memory")
+    assert search.attributes["gen_ai.memory.query.text"] == "Where does Caroline live?"
+    assert "Caroline lives in Paris" in search.attributes["gen_ai.memory.records"]
