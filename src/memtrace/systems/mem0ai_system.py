@@ -32,7 +32,9 @@ class Mem0AIConfig(SystemConfig):
     batch_size: int = 2
     #: Memories a question's search returns to the answer step.
     top_k: int = 10
-    #: The embedding size of the endpoint's embedding model (qdrant's collection is made with it).
+    #: The endpoint's embedding model (None: the LLM client's) and its embedding size (qdrant's
+    #: collection is made with it).
+    embed_model: str | None = None
     embedding_dims: int = 1536
     #: mem0 2.x drops search hits scoring under its threshold (default 0.1); None keeps mem0's default.
     search_threshold: float | None = None
@@ -113,7 +115,7 @@ class Mem0AISystem(MemorySystem):
         settings = mem0_config(
             folder,
             model=self.llm.model,
-            embed_model=self.llm.embed_model,
+            embed_model=self.config.embed_model or self.llm.embed_model,
             base_url=getattr(backend, "endpoint", None) or os.environ.get("OPENAI_BASE_URL", ""),
             api_key=getattr(client, "api_key", None) or os.environ.get("OPENAI_API_KEY") or "not-needed",
             config=self.config,
