@@ -61,6 +61,7 @@ demo: venv
 test: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/pytest -q
 	@$(MAKE) --no-print-directory test-mem0ai2
 

@@ -133,8 +133,9 @@ def test_a_tampered_snapshot_is_refused_before_it_can_run_code(
 ) -> None:
     import pickle
 
+    from memtrace.errors import UntrustedSnapshotError
     from memtrace.systems.replay import replay
-    from memtrace.systems.signing import KEY_FILENAME, UntrustedSnapshotError
+    from memtrace.systems.signing import KEY_FILENAME
     from memtrace.systems.snapshots import snapshot_dir
 
     workspace, run_id = _private_copy(rag_recording, tmp_path)
@@ -156,8 +157,9 @@ def test_a_tampered_snapshot_is_refused_before_it_can_run_code(
 def test_snapshots_signed_by_another_workspace_are_refused(
     rag_recording: tuple[Path, str], tmp_path: Path
 ) -> None:
+    from memtrace.errors import UntrustedSnapshotError
     from memtrace.systems.replay import replay
-    from memtrace.systems.signing import KEY_FILENAME, UntrustedSnapshotError
+    from memtrace.systems.signing import KEY_FILENAME
 
     workspace, run_id = _private_copy(rag_recording, tmp_path)
     (workspace / KEY_FILENAME).write_bytes(os.urandom(32))

@@ -198,13 +198,13 @@ def test_ctrl_c_says_which_run_was_kept_as_interrupted(tmp_path: Path) -> None:
     ],
 )
 def test_a_file_name_made_from_data_is_one_valid_component(text: str, expected: str) -> None:
-    from memtrace.filenames import safe_filename
+    from memtrace.text.filenames import safe_filename
 
     assert safe_filename(text) == expected
 
 
 def test_a_very_long_name_is_cut_on_a_character_boundary() -> None:
-    from memtrace.filenames import MAX_NAME_BYTES, safe_filename
+    from memtrace.text.filenames import MAX_NAME_BYTES, safe_filename
 
     name = safe_filename("é" * 500)
     assert len(name.encode()) <= MAX_NAME_BYTES and set(name) == {"é"}

@@ -1,9 +1,11 @@
-"""The root package exports replay, attribute and verify without loading the upper layers on import."""
+"""The root package exports replay, attribute and verify plainly: no layer below imports it back."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +13,9 @@ import memtrace as mt
 from memtrace.attribution.engine import attribute
 from memtrace.attribution.verify import verify
 from memtrace.systems.replay import replay
+from memtrace.vocabulary import ErrorType, Verdict
+
+PACKAGE = Path(mt.__file__).parent
 
 
 def python(code: str) -> str:
@@ -20,18 +25,28 @@ def python(code: str) -> str:
     return result.stdout.strip()
 
 
-def test_the_lazy_names_are_the_functions_of_their_modules() -> None:
+def test_the_exported_names_are_the_functions_of_their_modules() -> None:
     assert mt.replay is replay and mt.attribute is attribute and mt.verify is verify
-    for name in mt.LAZY_EXPORTS:
-        assert name in mt.__all__ and name in dir(mt)
+    assert mt.ErrorType is ErrorType and mt.Verdict is Verdict
+    for name in mt.__all__:
+        assert hasattr(mt, name), name
 
 
-def test_importing_memtrace_does_not_load_the_systems_or_attribution() -> None:
-    loaded = python(
-        "import sys, memtrace; print(sorted(m for m in sys.modules if m.startswith('memtrace.')))"
-    )
-    assert "memtrace.systems" not in loaded and "memtrace.attribution" not in loaded
-    assert "memtrace.trace" in loaded
+def imports_the_root(node: ast.AST) -> bool:
+    if isinstance(node, ast.Import):
+        return any(alias.name == "memtrace" for alias in node.names)
+    return isinstance(node, ast.ImportFrom) and node.module == "memtrace" and node.level == 0
+
+
+def test_no_layer_below_the_front_doors_imports_the_root_package() -> None:
+    """The systems once imported `memtrace` itself, which made a cycle of the root's upper-layer exports."""
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.relative_to(PACKAGE).parts[0] in ("cli", "ui"):
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        offenders += [str(path.relative_to(PACKAGE)) for node in ast.walk(tree) if imports_the_root(node)]
+    assert offenders == []
 
 
 @pytest.mark.parametrize(
@@ -39,6 +54,7 @@ def test_importing_memtrace_does_not_load_the_systems_or_attribution() -> None:
     [
         "from memtrace import replay, attribute, verify",
         "import memtrace.systems.mem0",
+        "import memtrace.graph",
         "import memtrace.cli.app",
     ],
 )
@@ -50,3 +66,14 @@ def test_no_import_order_makes_a_cycle(first: str) -> None:
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'replya'"):
         _ = mt.replya  # type: ignore[attr-defined]
+
+
+def test_importing_memtrace_to_record_loads_no_upper_layer() -> None:
+    """Recording needs only the tracing API: the attributors, systems and numpy load on first use."""
+    out = python(
+        "import sys\nimport memtrace as mt\n"
+        "heavy = ('numpy', 'memtrace.attribution', 'memtrace.systems')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "mt.attribute\nprint('memtrace.attribution' in sys.modules)"
+    )
+    assert out.splitlines() == ["[]", "True"]

@@ -6,15 +6,15 @@ with mt.run("ws/", name="conv-26", system="mem0") as run:
         op.input("message", text, category="message")
         op.output("extracted_facts", facts)
 ws = mt.open("ws/")
-results = mt.attribute(ws)                  # loaded on first use, see __getattr__
+results = mt.attribute(ws)
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
-from .graph import FormatError, MemtraceError, NotFoundError, Workspace, WorkspaceError
+from .errors import FormatError, MemtraceError, NotFoundError, WorkspaceError
+from .graph import Workspace
 from .graph import open_workspace as open
 from .trace import (
     current_op,
@@ -31,6 +31,7 @@ from .trace import (
 from .trace.in_memory import InMemorySink
 from .trace.patch import CANCEL, DELETE, Patch
 from .trace.sink import Sink
+from .vocabulary import CaseVerdict, ErrorType, Verdict
 
 if TYPE_CHECKING:
     from .attribution.engine import attribute
@@ -42,41 +43,45 @@ if TYPE_CHECKING:
     from .systems.registry import register_system
     from .systems.replay import ReplayResult, replay
 
-__version__ = "0.1.0"
-
-#: Public names that live in upper layers. The systems import this package while they load, so these
-#: are imported on first access (PEP 562) rather than here, which would be an import cycle.
-LAZY_EXPORTS: dict[str, str] = {
-    "attribute": "memtrace.attribution.engine",
-    "Attribution": "memtrace.attribution.model",
-    "verify": "memtrace.attribution.verify",
-    "Verification": "memtrace.attribution.verdicts",
-    "replay": "memtrace.systems.replay",
-    "ReplayResult": "memtrace.systems.replay",
-    "MemorySystem": "memtrace.systems.base",
-    "SystemConfig": "memtrace.systems.base",
-    "register_system": "memtrace.systems.registry",
-    "register_attributor": "memtrace.attribution.methods",
+#: Upper-layer exports, imported on first use: a process that only records never loads numpy,
+#: the retrievers or the attributors (`import memtrace` stays as cheap as the tracing API).
+_LAZY_EXPORTS = {
+    "attribute": ".attribution.engine",
+    "register_attributor": ".attribution.methods",
+    "Attribution": ".attribution.model",
+    "Verification": ".attribution.verdicts",
+    "verify": ".attribution.verify",
+    "MemorySystem": ".systems.base",
+    "SystemConfig": ".systems.base",
+    "register_system": ".systems.registry",
+    "ReplayResult": ".systems.replay",
+    "replay": ".systems.replay",
 }
 
 
 def __getattr__(name: str) -> Any:
-    module = LAZY_EXPORTS.get(name)
+    module = _LAZY_EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'memtrace' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip __getattr__
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *LAZY_EXPORTS})
+    return sorted(set(globals()) | set(_LAZY_EXPORTS))
 
+
+__version__ = "0.1.0"
 
 __all__ = [
     "CANCEL",
     "DELETE",
     "Attribution",
+    "CaseVerdict",
+    "ErrorType",
     "FormatError",
     "InMemorySink",
     "MemorySystem",
@@ -86,6 +91,7 @@ __all__ = [
     "ReplayResult",
     "Sink",
     "SystemConfig",
+    "Verdict",
     "Verification",
     "Workspace",
     "WorkspaceError",

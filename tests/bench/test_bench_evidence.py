@@ -10,7 +10,8 @@ from rich.console import Console
 
 import memtrace as mt
 from memtrace.attribution.evidence import locate_evidence
-from memtrace.bench.evidence import evidence_command, evidence_recall
+from memtrace.bench.evidence import evidence_recall
+from memtrace.cli.bench_cmd import evidence_command
 from memtrace.graph import MemtraceError
 
 MESSAGES = {

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import memtrace as mt
 from memtrace.attribution.engine import attribute
-from memtrace.attribution.verdicts import VERDICTS
 from memtrace.attribution.verify import verify_all
 from memtrace.bench.fault_bench import fault_benchmark
 from memtrace.bench.memtracebench import evaluate_memtracebench
 from memtrace.datasets import sample_conversation
 from memtrace.systems import run_conversation
 from memtrace.systems.long_context import LongContext, LongContextConfig
+from memtrace.vocabulary import VERDICTS
 
 
 def test_injected_faults_flip_answers_and_are_written_as_a_benchmark(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 from dshelpers import lme_instance, locomo_record, write_json
 
 from memtrace.datasets import load_dataset, load_locomo, load_longmemeval
-from memtrace.graph.errors import FormatError, MemtraceError
+from memtrace.errors import FormatError, MemtraceError
 
 Loader = Callable[[Path], Any]
 

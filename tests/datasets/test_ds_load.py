@@ -8,7 +8,7 @@ import pytest
 from dshelpers import locomo_record, write_json
 
 from memtrace.datasets import DatasetSpecError, load_dataset, sample_conversation
-from memtrace.graph.errors import FormatError, MemtraceError
+from memtrace.errors import FormatError, MemtraceError
 
 
 def test_sample_specs() -> None:

@@ -105,6 +105,13 @@ BROKEN = {
         lambda ls: _edit(ls, "blob", lambda r: r.update(text="tampered")),
         "does not match its hash",
     ),
+    "verdict outside the vocabulary": (
+        lambda ls: [
+            *ls[:-1],
+            json.dumps({"type": "case", "id": "q", "question": "?", "verdict": "maybe"}) + "\n",
+        ],
+        r"line \d+ \(case\): 'verdict' 'maybe' is not one of correct, wrong",
+    ),
     "dropped record": (
         lambda ls: [line for line in ls if '"type":"case"' not in line and '"op-empty"' not in line],
         "7 op records, end says 8",

@@ -9,7 +9,7 @@ import pytest
 from iohelpers import NATIVE_RUN_ID, fresh_graph, write_native_run
 from smartcomment.runtime import ExecNetwork
 
-from memtrace.graph import Case, GraphView, Store
+from memtrace.graph import Case, FormatError, GraphView, Store
 from memtrace.graph.io import export_smartcomment, import_smartcomment, read_smartcomment, write_smartcomment
 from memtrace.graph.io._order import priority_order
 from memtrace.graph.io._sc_values import respell
@@ -246,3 +246,14 @@ def test_native_export_then_import_keeps_system_and_cases(store, tmp_path):
     (again,) = other.cases(run.id)
     assert again == Case(**{**{f: getattr(case, f) for f in case.__slots__}, "run_id": run.id})
     other.close()
+
+
+def test_an_error_type_outside_the_taxonomy_is_refused_naming_the_file(store, sc_graph, tmp_path):
+    query = next(n for n in sc_graph["data"]["nodes"] if n["class_name"] == "query")
+    annotation = {"query_id": _full_id(query), "query": query["value"], "final_error_type": "MemoryError"}
+    sc_graph["data"]["annotations"] = [annotation]
+    with pytest.raises(
+        FormatError, match=r"graph\.json: data\.annotations\[0\]: 'final_error_type' 'MemoryError'"
+    ):
+        _import(store, sc_graph, tmp_path)
+    assert store.runs() == []

@@ -25,11 +25,12 @@ from llmhelpers import scripted_client
 import memtrace as mt
 from memtrace.adapters.mem0ai import mem0_version, pipeline_for
 from memtrace.attribution.flow import FlowMethod
-from memtrace.attribution.verify import NOT_VERIFIABLE, verify
+from memtrace.attribution.verify import verify
 from memtrace.datasets import Conversation, Question, Session, Turn
 from memtrace.eval import make_judge
 from memtrace.systems import RunResult, run_conversation
 from memtrace.systems.mem0ai_system import Mem0AIConfig, Mem0AISystem
+from memtrace.vocabulary import Verdict
 
 CLASSIC = pipeline_for(mem0_version()) == "classic"
 PROJECT = Path(__file__).resolve().parents[2]
@@ -144,7 +145,7 @@ def test_verification_says_a_mem0ai_run_cannot_be_replayed(recorded: tuple[Path,
     with mt.open(workspace) as ws:
         case = next(c for c in ws.cases(result.run_id) if c.id == "q1")
         outcome = verify(ws, FlowMethod().attribute(ws.view(result.run_id), case))
-    assert outcome.verdict == NOT_VERIFIABLE
+    assert outcome.verdict == Verdict.NOT_VERIFIABLE
     assert "cannot be replayed" in outcome.reason and "mem0ai" in outcome.reason
 
 

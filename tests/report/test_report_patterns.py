@@ -49,7 +49,7 @@ def record(
 
 
 def test_examples_prefer_questions_no_earlier_pattern_showed() -> None:
-    members = [record("a", "Where?", "true", 0.9), record("b", "When?"), record("c", "Who?")]
+    members = [record("a", "Where?", "answer-confirmed", 0.9), record("b", "When?"), record("c", "Who?")]
     assert [r.case_id for r in pick_examples(members, 2)] == ["a", "b"]  # confirmed first
     assert [r.case_id for r in pick_examples(members, 2, avoid={"where?"})] == ["b", "c"]
     assert [r.case_id for r in pick_examples(members, 3, avoid={"where?"})] == ["b", "c", "a"]

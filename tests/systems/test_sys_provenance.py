@@ -13,7 +13,7 @@ from memtrace.systems.evermemos import EverMemOSSystem
 from memtrace.systems.long_context import LongContext
 from memtrace.systems.mem0 import Mem0System
 from memtrace.systems.rag import RAGSystem
-from memtrace.systems.rules import untag
+from memtrace.text import untag
 
 
 def multi_line_conversation() -> Conversation:

@@ -2,11 +2,9 @@
 
 from .flow import FlowMethod
 from .methods import make_method, method_names, register_attributor
-from .model import ERROR_TYPES, UNDETERMINED, Attribution, AttributionMethod, Cost, PathStep
+from .model import Attribution, AttributionMethod, Cost, PathStep
 
 __all__ = [
-    "ERROR_TYPES",
-    "UNDETERMINED",
     "Attribution",
     "AttributionMethod",
     "Cost",

@@ -18,10 +18,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import RECOVERABLE_ERRORS
 from ..graph import Case, GraphQueries
-from ..llm import RECOVERABLE_ERRORS, LLMClient, usage_scope
+from ..llm import LLMClient, usage_scope
+from ..vocabulary import MEMORY_ERROR_TYPES, CaseVerdict, ErrorType
 from .agent_tools import MAX_FRONTIER, TOOL_DOCS, AgentTools, Finish
-from .model import ERROR_TYPES, UNDETERMINED, Attribution, AttributionMethod, Cost, PathStep, undetermined
+from .model import Attribution, AttributionMethod, Cost, PathStep, undetermined
 from .render import clip, preview
 
 SYSTEM_PROMPT = """You find why an LLM memory system answered a question wrongly: the earliest decisive \
@@ -127,7 +129,7 @@ class AgentMethod:
     def attribute(self, graph: GraphQueries, case: Case, seed: Attribution | None = None) -> Attribution:
         """Explore from the seed's path (or the evidence) until `finish` or a budget runs out."""
         started = time.perf_counter()
-        if case.verdict == "correct":
+        if case.verdict == CaseVerdict.CORRECT:
             why = "the case was answered correctly: nothing to attribute"
             return undetermined(graph, case, self.name, why)
         if seed is None and self.seed_method is not None:
@@ -289,7 +291,7 @@ def _transcript(steps: list[Step]) -> str:
 def _answer(graph: GraphQueries, case: Case, finish: Finish, steps: list[Step], cost: Cost) -> Attribution:
     explanation = f"{finish.reason}\n\n{_transcript(steps)}"
     path = _path(steps, graph)
-    if finish.error_type == UNDETERMINED:
+    if finish.error_type == ErrorType.UNDETERMINED:
         return undetermined(graph, case, AgentMethod.name, explanation, path=path, cost=cost)
     if path and path[-1].id == finish.op_id:
         path[-1].note = f"blamed ({finish.error_type}): {clip(finish.reason, 200)}"
@@ -311,7 +313,7 @@ def _fallback(
 ) -> Attribution:
     """Out of budget: the seed's answer, said to be the seed's, or an honest Undetermined."""
     transcript = _transcript(steps)
-    if seed is not None and seed.determined and seed.error_type in ERROR_TYPES and seed.op_id:
+    if seed is not None and seed.determined and seed.error_type in MEMORY_ERROR_TYPES and seed.op_id:
         explanation = (
             f"Agent stopped without an answer ({why}); returning the seed ({seed.method}) answer unchanged. "
             f"Seed explanation: {seed.explanation}\n\n{transcript}"

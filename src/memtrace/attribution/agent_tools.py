@@ -16,10 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..graph import Case, GraphQueries, NotFoundError
+from ..errors import NotFoundError
+from ..graph import Case, GraphQueries
 from ..graph.model import OP_CATEGORIES
+from ..vocabulary import MEMORY_ERROR_TYPES, ErrorType
 from .agent_args import required_args, with_aliases
-from .model import ERROR_TYPES, UNDETERMINED
 from .render import (
     all_vars,
     clip,
@@ -40,11 +41,11 @@ _WORD = re.compile(r"[a-z0-9]{3,}")
 
 #: What each operation category can be blamed for; a finish that disagrees is questioned once.
 EXPECTED_CATEGORY = {
-    "ExtractionError": {"extraction", "construction", "embedding"},
-    "UpdateError": {"update"},
-    "DeletionError": {"deletion", "update"},
-    "RetrievalError": {"retrieval"},
-    "ResponseError": {"response"},
+    ErrorType.EXTRACTION: {"extraction", "construction", "embedding"},
+    ErrorType.UPDATE: {"update"},
+    ErrorType.DELETION: {"deletion", "update"},
+    ErrorType.RETRIEVAL: {"retrieval"},
+    ErrorType.RESPONSE: {"response"},
 }
 
 #: Signatures and one-line purposes, in the order the system prompt lists them.
@@ -70,7 +71,7 @@ TOOL_DOCS: dict[str, str] = {
 class Finish:
     """A validated answer of the agent."""
 
-    error_type: str
+    error_type: ErrorType
     op_id: str | None
     reason: str
     confidence: float
@@ -307,15 +308,16 @@ class AgentTools:
         self, error_type: str, op_id: str | None = None, reason: str = "", confidence: float = 0.5
     ) -> Observation:
         """Validate an answer: a known error type and an operation of this graph."""
-        known = {name.lower(): name for name in (*ERROR_TYPES, UNDETERMINED)}
-        error_type = known.get(str(error_type).strip().lower(), str(error_type))
-        if error_type not in known.values():
-            return Observation(f"error: error_type must be one of {', '.join(ERROR_TYPES)} or {UNDETERMINED}")
+        answers = (*MEMORY_ERROR_TYPES, ErrorType.UNDETERMINED)
+        named = next((kind for kind in answers if kind.lower() == str(error_type).strip().lower()), None)
+        if named is None:
+            return Observation(f"error: error_type must be one of {', '.join(answers[:-1])} or {answers[-1]}")
+        error_type = named
         try:
             confidence = min(1.0, max(0.0, float(confidence)))
         except (TypeError, ValueError):
             return Observation("error: confidence must be a number between 0 and 1")
-        if error_type == UNDETERMINED:
+        if error_type == ErrorType.UNDETERMINED:
             return Observation("finished", finish=Finish(error_type, None, str(reason), confidence))
         op_id = str(op_id or "").strip()
         if not self.graph.has_op(op_id):

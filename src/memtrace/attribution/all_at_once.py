@@ -13,9 +13,11 @@ import hashlib
 import time
 from typing import Any
 
+from ..errors import RECOVERABLE_ERRORS
 from ..graph import Case, GraphQueries, Operation
-from ..llm import RECOVERABLE_ERRORS, LLMClient, usage_scope
-from .model import ERROR_TYPES, UNDETERMINED, Attribution, Cost, PathStep, undetermined
+from ..llm import LLMClient, usage_scope
+from ..vocabulary import MEMORY_ERROR_TYPES, CaseVerdict, ErrorType
+from .model import Attribution, Cost, PathStep, undetermined
 from .render import all_ops, clip, log_blocks
 
 SYSTEM_PROMPT = """You find why an LLM memory system answered a question wrongly. You get the log of \
@@ -37,7 +39,7 @@ ANSWER_SCHEMA: dict[str, Any] = {
     "title": "AllAtOnceAttribution",
     "type": "object",
     "properties": {
-        "error_type": {"type": "string", "enum": [*ERROR_TYPES, UNDETERMINED]},
+        "error_type": {"type": "string", "enum": [*MEMORY_ERROR_TYPES, ErrorType.UNDETERMINED]},
         "op_id": {"type": ["string", "null"]},
         "reason": {"type": "string"},
         "confidence": {"type": "number"},
@@ -92,7 +94,7 @@ class AllAtOnceMethod:
 
     def attribute(self, graph: GraphQueries, case: Case) -> Attribution:
         started = time.perf_counter()
-        if case.verdict == "correct":
+        if case.verdict == CaseVerdict.CORRECT:
             return undetermined(
                 graph, case, self.name, "the case was answered correctly: nothing to attribute"
             )
@@ -122,7 +124,7 @@ def _result(graph: GraphQueries, case: Case, data: dict[str, Any], note: str, co
     error_type, op_id = data["error_type"], data.get("op_id")
     reason = str(data.get("reason", "")).strip()
     explanation = f"{reason} (prompt: {note})"
-    if error_type == UNDETERMINED:
+    if error_type == ErrorType.UNDETERMINED:
         return undetermined(graph, case, AllAtOnceMethod.name, explanation, cost=cost)
     if not op_id or not graph.has_op(str(op_id)):
         why = f"the model named {op_id!r}, which is not an operation of this run ({error_type}: {reason})"

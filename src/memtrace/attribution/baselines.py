@@ -9,22 +9,23 @@ import time
 from typing import Any
 
 from ..graph import Case, GraphQueries, Operation, Run
+from ..vocabulary import MEMORY_ERROR_TYPES, ErrorType
 from .anatomy import case_anatomy
-from .model import ERROR_TYPES, Attribution, Cost, undetermined
+from .model import Attribution, Cost, undetermined
 
 _TYPE_OF_CATEGORY = {
-    "extraction": "ExtractionError",
-    "update": "UpdateError",
-    "deletion": "DeletionError",
-    "retrieval": "RetrievalError",
-    "response": "ResponseError",
+    "extraction": ErrorType.EXTRACTION,
+    "update": ErrorType.UPDATE,
+    "deletion": ErrorType.DELETION,
+    "retrieval": ErrorType.RETRIEVAL,
+    "response": ErrorType.RESPONSE,
 }
 
 
-def type_of_step(op: Operation, answer_op: Operation) -> str | None:
+def type_of_step(op: Operation, answer_op: Operation) -> ErrorType | None:
     """The error type a step's category stands for; the case's answer step is a ResponseError
     whatever its category (MemBase files question-answering under `evaluation`)."""
-    return "ResponseError" if op.id == answer_op.id else _TYPE_OF_CATEGORY.get(op.category)
+    return ErrorType.RESPONSE if op.id == answer_op.id else _TYPE_OF_CATEGORY.get(op.category)
 
 
 def run_identity(run: Run) -> str:
@@ -51,7 +52,7 @@ class LastOpMethod:
             graph.run.id,
             case.id,
             op.id,
-            "ResponseError",
+            ErrorType.RESPONSE,
             0.0,
             f"baseline: the answer step {op.id}",
             self.name,
@@ -86,7 +87,7 @@ class RandomMethod:
         digest = hashlib.blake2b(identity.encode(), digest_size=8).digest()
         rng = random.Random(int.from_bytes(digest, "big"))
         op = rng.choice(sorted(candidates.values(), key=lambda o: o.seq))
-        fallback = rng.choice(ERROR_TYPES)  # drawn always, so native runs keep their earlier picks
+        fallback = rng.choice(MEMORY_ERROR_TYPES)  # drawn always, so native runs keep their earlier picks
         error_type = type_of_step(op, answer_op) or fallback
         return Attribution(
             graph.run.id,

@@ -30,11 +30,11 @@ def make_scorer(kind: str, llm: Any = None) -> Any:
         return EmbeddingScorer(llm if llm is not None else HashingEmbedder())
     if kind == "llm":
         if llm is None:
-            from ..graph import MemtraceError
+            from ..errors import MemtraceError
 
             raise MemtraceError("the llm support scorer needs an LLM: pass --llm openai --model ...")
         return LLMScorer(llm)
-    from ..graph import MemtraceError
+    from ..errors import MemtraceError
 
     raise MemtraceError(f"unknown support scorer {kind!r} (choose overlap, embedding or llm)")
 
@@ -49,7 +49,7 @@ def failed_cases(ws: Workspace, run: str | None = None, case: str | None = None)
         cases = [c for c in ws.cases() if c.run_id not in replays]
     chosen = [c for c in cases if c.failed and (case is None or c.id == case)]
     if case is not None and not chosen:
-        from ..graph import NotFoundError
+        from ..errors import NotFoundError
 
         raise NotFoundError(f"{ws.path}: no failed case {case!r}" + (f" in run {run}" if run else ""))
     return chosen

@@ -26,10 +26,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from ..datasets import parse_when
 from ..graph import Case, GraphQueries, GraphView, VariableVersion
 from ..retrieval import DEFAULT_RRF_K, BM25Index, DenseIndex, Embedder, HashingEmbedder, HybridIndex
-from ..systems.rules import format_date
+from ..text import format_date, parse_when
 
 Method = Literal["auto", "gold", "bm25", "dense", "hybrid"]
 QueryMode = Literal["question+answer", "question", "question+prediction"]

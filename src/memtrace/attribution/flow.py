@@ -18,6 +18,7 @@ from ..eval import says_unanswerable
 from ..graph import MEMORY_ENTRY, Case, GraphQueries, Operation, VariableVersion
 from ..graph.values import encode_value, value_text
 from ..llm import usage_scope
+from ..vocabulary import ErrorType
 from .anatomy import CaseAnatomy, case_anatomy
 from .evidence import dated_message, locate_evidence, locator_for
 from .extraction import find_dropper
@@ -103,7 +104,7 @@ class FlowMethod:
                 graph.run.id,
                 case.id,
                 op.id,
-                "ResponseError",
+                ErrorType.RESPONSE,
                 0.6,
                 f"The conversation does not state this, yet {op.name} ({op.id}) answered "
                 f"{_quote(case.prediction or '?')} instead of abstaining.",
@@ -204,7 +205,7 @@ class FlowMethod:
             "without writing it to memory."
         )
         return Attribution(
-            graph.run.id, case.id, dropper.id, "ExtractionError", 0.8, explanation, self.name, path
+            graph.run.id, case.id, dropper.id, ErrorType.EXTRACTION, 0.8, explanation, self.name, path
         )
 
     def _loss_error(
@@ -225,7 +226,7 @@ class FlowMethod:
             )
         path.append(PathStep("var", loss.kept.id, loss.kept.seq, "last version carrying it", True))
         path.append(PathStep("op", loss.op.id, loss.op.seq, f"lost it ({loss.error_type})", False))
-        change = "deleted" if loss.error_type == "DeletionError" else "overwrote"
+        change = "deleted" if loss.error_type == ErrorType.DELETION else "overwrote"
         explanation = (
             f"{loss.unit} held {_quote(value_text(graph.value(loss.kept.id)))} ({loss.kept.id}); "
             f"{loss.op.name} ({loss.op.id}) {change} it"
@@ -275,7 +276,7 @@ class FlowMethod:
             )
             confidence = 0.9 if context_score < threshold / 2 else 0.7
             return Attribution(
-                graph.run.id, case.id, op.id, "RetrievalError", confidence, explanation, self.name, path
+                graph.run.id, case.id, op.id, ErrorType.RETRIEVAL, confidence, explanation, self.name, path
             )
         if context_score < threshold:
             where = "no context was found for it" if not context else "no part of its context carries it"
@@ -303,7 +304,7 @@ class FlowMethod:
             f"{_quote(prediction)} instead of {_quote(', '.join(case.gold))}."
         )
         return Attribution(
-            graph.run.id, case.id, answer_op.id, "ResponseError", 0.75, explanation, self.name, path
+            graph.run.id, case.id, answer_op.id, ErrorType.RESPONSE, 0.75, explanation, self.name, path
         )
 
     def _best_part(self, target: Target, value: Any) -> tuple[float, str | None]:

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..graph import Case, GraphQueries, MemtraceError, Workspace
+from ..errors import MemtraceError, UntrustedSnapshotError
+from ..graph import Case, GraphQueries, Workspace
 from ..systems.replay import replay
-from ..systems.rules import untag
-from ..systems.signing import UntrustedSnapshotError
+from ..text import untag
+from ..vocabulary import Verdict
 from .anatomy import case_anatomy
 from .confirm import carrying_part
 from .model import Attribution
 from .oracle import answer_step_fault, memory_as_context
 from .support import Target
-from .verdicts import ANSWER_CONFIRMED, FLOW_CONFIRMED, Verification
+from .verdicts import Verification
 
 #: The plain replay's shortfalls that idealising later operations addresses, and how.
 _HOW = {
@@ -88,7 +89,7 @@ def replay_with_ideal_later_ops(
     ]
     outcome = Verification(
         attribution,
-        ANSWER_CONFIRMED if answered.correct else FLOW_CONFIRMED,
+        Verdict.ANSWER_CONFIRMED if answered.correct else Verdict.FLOW_CONFIRMED,
         f"with {how}, the evidence reaches the answer's context"
         + ("; the answer flips" if answered.correct else "; the answer step still fails"),
         result.run_id,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..graph import GraphQueries, Operation, VariableVersion
+from ..vocabulary import ErrorType
 
 DELETED_MARKER = "DELETED"
 
@@ -24,7 +25,7 @@ class Loss:
     unit: str
     kept: VariableVersion
     op: Operation
-    error_type: str
+    error_type: ErrorType
     after: Any
     #: After this loss, did any live memory unit still carry the information?
     harmless: bool = False
@@ -67,14 +68,14 @@ def losses(graph: GraphQueries, carrying: dict[str, float], before: int, markers
             if held is not None and not carries and op is not None:
                 deleted = version.deleted or op.category == "deletion"
                 after = None if deleted else graph.value(version.id)
-                kind = "DeletionError" if deleted else "UpdateError"
+                kind = ErrorType.DELETION if deleted else ErrorType.UPDATE
                 events.append((op.seq, version.seq, unit, False, Loss(unit, held, op, kind, after)))
             elif carries and held is None:
                 events.append((op.seq if op else version.seq, version.seq, unit, True, None))
             held = version if carries else None
         if held is not None and markers and (marker := deleted_by_marker(graph, held, before)):
             events.append(
-                (marker.seq, marker.seq, unit, False, Loss(unit, held, marker, "DeletionError", None))
+                (marker.seq, marker.seq, unit, False, Loss(unit, held, marker, ErrorType.DELETION, None))
             )
     found: list[Loss] = []
     live: set[str] = set()

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
-from ..graph import MemtraceError
+from ..errors import MemtraceError
 from .model import AttributionMethod
 
 ENTRY_POINT_GROUP = "memtrace.attributors"

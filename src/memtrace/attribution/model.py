@@ -16,12 +16,7 @@ from typing import Any, Literal, Protocol
 
 from ..graph import Case, GraphQueries, Store
 from ..graph.attributions import AttributionRow
-
-ERROR_TYPES = ("ExtractionError", "UpdateError", "DeletionError", "RetrievalError", "ResponseError")
-UNDETERMINED = "Undetermined"
-ErrorType = Literal[
-    "ExtractionError", "UpdateError", "DeletionError", "RetrievalError", "ResponseError", "Undetermined"
-]
+from ..vocabulary import ErrorType, Verdict
 
 
 @dataclass(slots=True)
@@ -53,7 +48,7 @@ class Attribution:
     run_id: str
     case_id: str
     op_id: str | None
-    error_type: str
+    error_type: ErrorType
     confidence: float
     explanation: str
     method: str
@@ -61,7 +56,7 @@ class Attribution:
     cost: Cost = field(default_factory=Cost)
     #: The verdict of replay verification (verdicts.py): answer-confirmed, flow-confirmed, by-elimination,
     #: refuted or not-verifiable; None until verified.
-    verified: str | None = None
+    verified: Verdict | None = None
     replay_run: str | None = None
     #: Written by verifiers before issue 10, which moved refuted claims to the answer step; no longer set.
     revised_from: dict[str, Any] | None = None
@@ -74,7 +69,7 @@ class Attribution:
 
     @property
     def determined(self) -> bool:
-        return self.error_type != UNDETERMINED
+        return self.error_type != ErrorType.UNDETERMINED
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -98,7 +93,7 @@ def settings_key(settings: dict[str, Any]) -> str:
 
 def undetermined(graph: GraphQueries, case: Case, method: str, reason: str, **extra: Any) -> Attribution:
     """An honest 'cannot decide', with the reason in the explanation."""
-    return Attribution(graph.run.id, case.id, None, UNDETERMINED, 0.0, reason, method, **extra)
+    return Attribution(graph.run.id, case.id, None, ErrorType.UNDETERMINED, 0.0, reason, method, **extra)
 
 
 # -- storage: the store owns the attributions table (graph/attributions.py); these convert ----------

@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..graph import Case, GraphQueries, MemtraceError, Workspace
+from ..errors import MemtraceError, UntrustedSnapshotError
+from ..graph import Case, GraphQueries, Workspace
 from ..graph.values import value_text
 from ..systems.replay import replay
-from ..systems.rules import untag
-from ..systems.signing import UntrustedSnapshotError
+from ..text import untag
+from ..vocabulary import ErrorType
 from .anatomy import case_anatomy
 from .evidence import dated_message
 from .model import Attribution
@@ -105,7 +106,7 @@ def answer_step_fault(op_id: str, answer: str, replay_run: str, how: str) -> dic
     """The answer step's failure with the evidence in its context, as a second fault beside a claim."""
     return {
         "op_id": op_id,
-        "error_type": "ResponseError",
+        "error_type": ErrorType.RESPONSE,
         "how": how,
         "replay_run": replay_run,
         "answer": answer,

@@ -15,9 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..graph.values import value_text
-from ..retrieval import tokenize
-from ..retrieval.stem import porter_stem
-from ..systems.rules import sentences
+from ..text import porter_stem, sentences, tokenize
 
 _TAG = re.compile(r"^\[([^\]\s]+)\] ")
 _GENERIC = {"said", "say", "says", "told", "just", "really", "yeah", "oh", "also", "like", "got", "get"}

@@ -12,17 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..vocabulary import CONFIRMED_VERDICTS, NOT_VERIFIED, VERDICTS, ErrorType, Verdict
 from .model import Attribution
-
-ANSWER_CONFIRMED = "answer-confirmed"
-FLOW_CONFIRMED = "flow-confirmed"
-BY_ELIMINATION = "by-elimination"
-REFUTED = "refuted"
-NOT_VERIFIABLE = "not-verifiable"
-
-#: Verdicts in display order, then attributions not verified yet.
-VERDICTS = (ANSWER_CONFIRMED, FLOW_CONFIRMED, BY_ELIMINATION, REFUTED, NOT_VERIFIABLE)
-NOT_VERIFIED = "not verified"
 
 
 @dataclass(slots=True)
@@ -35,7 +26,7 @@ class Verification:
     """
 
     attribution: Attribution
-    verdict: str
+    verdict: Verdict
     reason: str
     replay_run: str | None = None
     answer: str | None = None  # what the replayed run answered
@@ -74,17 +65,17 @@ def verification_summary(attributions: list[Attribution]) -> dict[str, Any]:
         counts["flow_confirmed"] += bool(a.flow_confirmed)
         counts["answer_confirmed"] += bool(a.answer_confirmed)
         counts["total"] += 1
-        if a.verified not in (ANSWER_CONFIRMED, FLOW_CONFIRMED, BY_ELIMINATION):
+        if a.verified not in CONFIRMED_VERDICTS:
             why = (a.verification or {}).get("why") or a.verified or NOT_VERIFIED
             reasons[f"{a.error_type}: {why}"] += 1
-    claims = [a for a in attributions if a.determined and a.error_type != "ResponseError"]
-    responses = [a for a in attributions if a.error_type == "ResponseError"]
+    claims = [a for a in attributions if a.determined and a.error_type != ErrorType.RESPONSE]
+    responses = [a for a in attributions if a.error_type == ErrorType.RESPONSE]
     return {
         "claims": len(claims),
         "flow_confirmed": sum(bool(a.flow_confirmed) for a in claims),
         "answer_confirmed": sum(bool(a.answer_confirmed) for a in claims),
         "responses": len(responses),
-        "by_elimination": sum(a.verified == BY_ELIMINATION for a in responses),
+        "by_elimination": sum(a.verified == Verdict.BY_ELIMINATION for a in responses),
         "verdicts": {
             v: sum((a.verified or NOT_VERIFIED) == v for a in attributions) for v in (*VERDICTS, NOT_VERIFIED)
         },

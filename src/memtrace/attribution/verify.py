@@ -15,10 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..graph import Case, GraphQueries, MemtraceError, Workspace
+from ..errors import MemtraceError, UntrustedSnapshotError
+from ..graph import Case, GraphQueries, Workspace
 from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
-from ..systems.signing import UntrustedSnapshotError
+from ..vocabulary import ErrorType, Verdict
 from .anatomy import case_anatomy
 from .confirm import (
     answer_in_evidence,
@@ -32,22 +33,10 @@ from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
 from .model import Attribution, PathStep, load_attributions, save_attribution, settings_keys
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
 from .support import OverlapScorer, Target
-from .verdicts import (
-    ANSWER_CONFIRMED,
-    BY_ELIMINATION,
-    FLOW_CONFIRMED,
-    NOT_VERIFIABLE,
-    REFUTED,
-    Verification,
-    verification_summary,
-)
+from .verdicts import Verification, verification_summary
 
 __all__ = [
-    "ANSWER_CONFIRMED",
-    "BY_ELIMINATION",
-    "FLOW_CONFIRMED",
-    "NOT_VERIFIABLE",
-    "REFUTED",
+    "Verdict",
     "Verification",
     "build_repair",
     "verification_summary",
@@ -63,12 +52,12 @@ def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any
     if op_id is None or not graph.has_op(op_id):
         return None, "no operation to repair"
     kind = attribution.error_type
-    if kind in ("UpdateError", "DeletionError"):
+    if kind in (ErrorType.UPDATE, ErrorType.DELETION):
         kept = next((s for s in attribution.path if s.note.startswith("last version carrying")), None)
         if kept is None:
             return None, "the path names no unit version to keep"
         return {op_id: {"memory": {kept.id.rsplit("@", 1)[0]: CANCEL}}}, "keep the previous version"
-    if kind == "ExtractionError":
+    if kind == ErrorType.EXTRACTION:
         evidence = [s for s in attribution.path if s.note.startswith("evidence")]
         produced = [v for v in graph.outputs(op_id) if isinstance(graph.value(v.id), list)]
         if not evidence or not produced:
@@ -76,7 +65,7 @@ def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any
         target = produced[0]
         facts = [*graph.value(target.id), *(_as_fact(value_text(graph.value(s.id))) for s in evidence)]
         return {op_id: {"outputs": {target.name: facts}}}, f"add the evidence to {target.name}"
-    if kind == "RetrievalError":
+    if kind == ErrorType.RETRIEVAL:
         held = next((s for s in attribution.path if s.note == "in memory at question time"), None)
         context = [v for v in graph.outputs(op_id) if v.category == "retrieved"]
         if held is None or not context:
@@ -99,31 +88,38 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
     """
     if not attribution.determined:
         return _outcome(
-            attribution, NOT_VERIFIABLE, "undetermined", "undetermined: there is nothing to repair"
+            attribution, Verdict.NOT_VERIFIABLE, "undetermined", "undetermined: there is nothing to repair"
         )
     graph = ws.cached_view(attribution.run_id)
     case = ws.case(attribution.run_id, attribution.case_id)
     target = evidence_target(graph, case, attribution)
     needs_answer = answer_in_evidence(graph, case, attribution)
-    if attribution.error_type == "ResponseError":
+    if attribution.error_type == ErrorType.RESPONSE:
         return _by_elimination(graph, case, attribution, target, needs_answer)
     if target is None:
         return _outcome(
-            attribution, NOT_VERIFIABLE, "no-evidence", "the path names no evidence to check a replay against"
+            attribution,
+            Verdict.NOT_VERIFIABLE,
+            "no-evidence",
+            "the path names no evidence to check a replay against",
         )
     patch, repair = build_repair(ws, attribution)
     if patch is None:
-        return _outcome(attribution, NOT_VERIFIABLE, "no-repair", f"no repair ({repair}); no replay was run")
+        return _outcome(
+            attribution, Verdict.NOT_VERIFIABLE, "no-repair", f"no repair ({repair}); no replay was run"
+        )
     try:
         result = replay(ws, attribution.run_id, patch, cases=[attribution.case_id], llm=llm)
     except UntrustedSnapshotError:
         raise  # a tampered workspace stops verification: it is not one unverifiable claim
     except MemtraceError as exc:
-        return _outcome(attribution, NOT_VERIFIABLE, "replay-failed", f"the repair replay failed: {exc}")
+        return _outcome(
+            attribution, Verdict.NOT_VERIFIABLE, "replay-failed", f"the repair replay failed: {exc}"
+        )
     if attribution.op_id not in result.patched:
         return _outcome(
             attribution,
-            NOT_VERIFIABLE,
+            Verdict.NOT_VERIFIABLE,
             "repair-not-applied",
             f"the repaired operation did not run in the replay ({result.run_id})",
         )
@@ -140,7 +136,7 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
     ]
     outcome = Verification(
         attribution,
-        ANSWER_CONFIRMED,
+        Verdict.ANSWER_CONFIRMED,
         "",
         result.run_id,
         answered.prediction,
@@ -153,7 +149,7 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
         outcome.reason, outcome.why = "the repair flips the answer", "answer-flips"
         return outcome
     if delivered is not None:
-        outcome.verdict, outcome.why = FLOW_CONFIRMED, "answer-step-fails-with-evidence"
+        outcome.verdict, outcome.why = Verdict.FLOW_CONFIRMED, "answer-step-fails-with-evidence"
         outcome.reason = (
             "the repair delivers the evidence into the answer's context; the answer step still fails"
         )
@@ -193,22 +189,22 @@ def _undelivered(
     recorded run still had the information where the claim says it was lost); a later operation
     losing it again is a later fault, which the decisive criterion assumes away, so not a refutation."""
     anatomy = case_anatomy(graph, case)
-    if attribution.error_type == "RetrievalError":
+    if attribution.error_type == ErrorType.RETRIEVAL:
         held = context_part(graph, case, target, require_answer=needs_answer)
         if held is not None:
-            outcome.verdict, outcome.why = REFUTED, "context-had-it"
+            outcome.verdict, outcome.why = Verdict.REFUTED, "context-had-it"
             outcome.reason = f"the recorded context already carried the evidence: {held.text!r}"
             return
         memory = next((s for s in attribution.path if s.note == "in memory at question time"), None)
         value = graph.value(memory.id) if memory is not None else None
         if needs_answer and carrying_part(target, [(None, value)], case.gold, require_answer=True) is None:
-            outcome.verdict, outcome.why = NOT_VERIFIABLE, "held-memory-lacks-answer"
+            outcome.verdict, outcome.why = Verdict.NOT_VERIFIABLE, "held-memory-lacks-answer"
             outcome.reason = (
                 "the memory the claim names as held at question time does not state the gold answer "
                 "the evidence states, so putting it in the context cannot deliver the information"
             )
             return
-        outcome.verdict, outcome.why = NOT_VERIFIABLE, "repair-overridden"
+        outcome.verdict, outcome.why = Verdict.NOT_VERIFIABLE, "repair-overridden"
         outcome.reason = (
             "the repaired retrieval output did not reach the answer's context (a later step replaced it)"
         )
@@ -216,7 +212,7 @@ def _undelivered(
     values = graph.memory_values_at(anatomy.question_seq - 1)
     held_then = carrying_part(target, list(values.items()), case.gold, require_answer=needs_answer)
     if held_then is not None:
-        outcome.verdict, outcome.why = REFUTED, "memory-had-it"
+        outcome.verdict, outcome.why = Verdict.REFUTED, "memory-had-it"
         outcome.reason = (
             f"the recorded memory still carried the evidence at question time: {held_then.text!r}"
         )
@@ -224,14 +220,14 @@ def _undelivered(
     gold = case.gold if needs_answer else None
     held = memory_carries_at_question(ws, outcome.replay_run or "", case.id, target, gold=gold)
     if held is False:
-        outcome.verdict, outcome.why = NOT_VERIFIABLE, "loss-recurs"
+        outcome.verdict, outcome.why = Verdict.NOT_VERIFIABLE, "loss-recurs"
         outcome.reason = (
             "the repair restores the evidence, but a later operation loses it again before the question "
             "(a later fault; with ideal later operations it would survive)"
         )
         outcome.checked.append("replayed memory at question time: no unit carries the evidence")
         return
-    outcome.verdict, outcome.why = NOT_VERIFIABLE, "retrieval-missed-restored"
+    outcome.verdict, outcome.why = Verdict.NOT_VERIFIABLE, "retrieval-missed-restored"
     outcome.reason = (
         "the repair restored the evidence in memory, but the replayed retrieval did not return it "
         "(a later retrieval fault; ideal later operations would have delivered it)"
@@ -241,7 +237,7 @@ def _undelivered(
         outcome.second_faults.append(
             {
                 "op_id": anatomy.retrieval_op.id,
-                "error_type": "RetrievalError",
+                "error_type": ErrorType.RETRIEVAL,
                 "how": "repair replay",
                 "replay_run": outcome.replay_run,
                 "reason": "did not retrieve the restored memory in the repair replay",
@@ -257,7 +253,7 @@ def _by_elimination(
     if target is None:
         return _outcome(
             attribution,
-            NOT_VERIFIABLE,
+            Verdict.NOT_VERIFIABLE,
             "no-carrying-part",
             "no evidence to find in the context (e.g. an unanswerable question); no part can be named",
             [no_replay],
@@ -269,13 +265,17 @@ def _by_elimination(
         if support >= scorer.threshold and (not needs_answer or states_answer(named.part, case.gold)):
             checked = [f"named carrying part {named.part!r} (support {support:.2f})", no_replay]
             return _outcome(
-                attribution, BY_ELIMINATION, "part-named", "the named part carries the evidence", checked
+                attribution,
+                Verdict.BY_ELIMINATION,
+                "part-named",
+                "the named part carries the evidence",
+                checked,
             )
     found = context_part(graph, case, target, scorer, require_answer=needs_answer)
     if found is None:
         return _outcome(
             attribution,
-            NOT_VERIFIABLE,
+            Verdict.NOT_VERIFIABLE,
             "no-carrying-part",
             "no single part of the answer's context carries the evidence"
             + (" and states the gold answer, which the evidence states" if needs_answer else ""),
@@ -296,7 +296,7 @@ def _by_elimination(
     ]
     return _outcome(
         attribution,
-        BY_ELIMINATION,
+        Verdict.BY_ELIMINATION,
         "part-found",
         "a part of the answer's context carries the evidence",
         checked,

@@ -1,5 +1,9 @@
-"""Benchmarks that compose the layers below: evidence location (more to come: MemTraceBench, faults)."""
+"""Benchmarks that compose the layers below: evidence location, MemTraceBench accuracy, injected faults.
 
-from .evidence import evidence_command, evidence_recall, evidence_table
+Each returns a plain dict and reports progress through a `memtrace.progress.Progress` callback; the
+CLI draws the bars and tables (cli/bench_cmd.py).
+"""
 
-__all__ = ["evidence_command", "evidence_recall", "evidence_table"]
+from .evidence import evidence_recall
+
+__all__ = ["evidence_recall"]

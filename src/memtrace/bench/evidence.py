@@ -17,7 +17,6 @@ The input is a workspace, or a MemTraceBench directory loaded into a temporary w
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -25,14 +24,10 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
 from ..attribution.evidence import DEFAULT_K, QUERY_MODES, RETRIEVERS, EvidenceLocator, build_query
-from ..graph import Case, MemtraceError, Workspace
+from ..errors import MemtraceError
+from ..graph import Case, Workspace
 from ..graph.store import db_path_for
-from ..progress import progress_bar
 from ..retrieval import Embedder
 
 #: The query modes measured by default: with the gold answer (the paper's) and without it.
@@ -151,70 +146,3 @@ def evidence_recall(
         "results": rows,
         "seconds": round(time.perf_counter() - started, 3),
     }
-
-
-def evidence_table(result: dict[str, Any]) -> Table:
-    """The recall table: one row per (query mode, method), best macro recall of each mode in bold."""
-    k = result["k"]
-    table = Table(title=f"Evidence recall@{k} ({result['cases']} cases, {result['runs']} runs)")
-    table.add_column("query")
-    table.add_column("method")
-    table.add_column(f"macro R@{k}", justify="right")
-    table.add_column(f"micro R@{k}", justify="right")
-    table.add_column("found / gold", justify="right")
-    best: dict[str, float] = {}
-    for row in result["results"]:
-        if row["macro"] is not None:
-            best[row["query_mode"]] = max(best.get(row["query_mode"], 0.0), row["macro"])
-    for row in result["results"]:
-        macro, micro = row["macro"], row["micro"]
-        macro_text = Text("-" if macro is None else f"{macro:.3f}")
-        if macro is not None and macro == best.get(row["query_mode"]):
-            macro_text.stylize("bold")
-        table.add_row(
-            row["query_mode"],
-            row["method"],
-            macro_text,
-            "-" if micro is None else f"{micro:.3f}",
-            f"{row['found']} / {row['gold']}",
-        )
-    notes = [f"dense: {result['embedder']} embedder", f"{result['seconds']:.1f}s"]
-    if result["unresolved_gold"]:
-        notes.append(f"{result['unresolved_gold']} gold id(s) name no message (not counted)")
-    if result["cases_without_gold_message"]:
-        notes.append(f"{result['cases_without_gold_message']} case(s) with no resolvable gold skipped")
-    table.caption = "; ".join(notes)
-    return table
-
-
-def evidence_command(
-    source: Path,
-    k: int = DEFAULT_K,
-    methods: Sequence[str] = RETRIEVERS,
-    json_out: Path | None = None,
-    console: Console | None = None,
-    *,
-    query_modes: Sequence[str] = DEFAULT_QUERY_MODES,
-    failed_only: bool = False,
-    splits: Sequence[str] | None = None,
-) -> dict[str, Any]:
-    """`memtrace bench evidence`: measure with a progress bar, print the table, write JSON if asked."""
-    console = console if console is not None else Console(markup=False)
-    if not Path(source).exists():
-        raise MemtraceError(f"{source}: no such file or directory")
-    with progress_bar(console) as bar:
-        task = bar.add_task("locating evidence", total=None)
-        result = evidence_recall(
-            source,
-            k=k,
-            methods=methods,
-            query_modes=query_modes,
-            failed_only=failed_only,
-            splits=splits,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
-        )
-    console.print(evidence_table(result))
-    if json_out is not None:
-        Path(json_out).write_text(json.dumps(result, indent=2, ensure_ascii=False))
-        console.print(f"wrote {json_out}")
-    return result

@@ -14,20 +14,17 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from ..attribution.engine import make_method
-from ..attribution.model import ERROR_TYPES, UNDETERMINED
 from ..datasets import load_dataset
-from ..filenames import safe_filename
 from ..graph import Workspace
 from ..graph.io import export_smartcomment
 from ..graph.journal import ingest_journal, journal_path
-from ..progress import progress_bar
+from ..progress import Progress, no_progress
 from ..systems import run_conversation
 from ..systems.registry import system_class
 from ..systems.replay import replay
+from ..text import safe_filename
+from ..vocabulary import CaseVerdict, ErrorType
 from .faults import Injection, Injector
 
 
@@ -42,7 +39,7 @@ def fault_benchmark(
     methods: list[str] | None = None,
     conversations: int | None = None,
     llm: Any = None,
-    console: Console | None = None,
+    progress: Progress | None = None,
     memtracebench: bool = False,
     keep_replays: bool = False,
 ) -> dict[str, Any]:
@@ -53,7 +50,7 @@ def fault_benchmark(
     `keep_replays`): a replay read back holds a full copy of its run, and hundreds of them made the
     workspace gigabytes. `result["written"]` lists what was written where.
     """
-    console = console or Console(markup=False)  # prints sample ids and names from data
+    report = progress or no_progress
     methods = methods or ["flow", "last-op", "random"]
     attributors = {name: make_method(name, llm=llm, seed=seed) for name in methods}
     data = load_dataset(dataset, conversations=conversations)
@@ -62,36 +59,35 @@ def fault_benchmark(
     rows: dict[str, list[tuple[str, Injection, Any]]] = {name: [] for name in methods}
     layout = out / "memtracebench"
     out.mkdir(parents=True, exist_ok=True)
-    with progress_bar(console) as progress:
-        for system_name in systems:
-            cls = system_class(system_name)
-            runs = []
-            task = progress.add_task(f"{system_name}: recording", total=len(data))
-            for conversation in data:
-                runs.append(run_conversation(cls(llm=llm), conversation, workspace, dataset=dataset))
-                progress.advance(task)
-            plans = _plans(workspace, runs)
-            rng.shuffle(plans)
-            kept: Counter[str] = Counter()
-            task = progress.add_task(f"{system_name}: injecting", total=len(plans))
-            with Workspace(workspace) as ws:
-                for injection in plans:
-                    progress.advance(task)
-                    if kept[injection.error_type] >= per_type:
-                        continue
-                    result = replay(ws, injection.run_id, injection.patch, cases=[injection.case_id], llm=llm)
-                    injection.replay_run = result.run_id
-                    injection.flipped = not result.case(injection.case_id).correct and bool(result.patched)
-                    if injection.flipped:
-                        kept[injection.error_type] += 1
-                        labelled.append((system_name, injection))
-                        ingest_journal(ws.store, journal_path(ws.path, result.run_id))
-                        for name, method in attributors.items():
-                            rows[name].append((system_name, injection, _attribute(ws, method, injection)))
-                        if memtracebench:
-                            _write_memtracebench(ws, system_name, injection, layout)
-                    if not (injection.flipped and keep_replays):
-                        _discard(ws, result.run_id)
+    for system_name in systems:
+        cls = system_class(system_name)
+        runs = []
+        report(f"{system_name}: recording", 0, len(data))
+        for conversation in data:
+            runs.append(run_conversation(cls(llm=llm), conversation, workspace, dataset=dataset))
+            report(f"{system_name}: recording", len(runs), len(data))
+        plans = _plans(workspace, runs)
+        rng.shuffle(plans)
+        kept: Counter[str] = Counter()
+        report(f"{system_name}: injecting", 0, len(plans))
+        with Workspace(workspace) as ws:
+            for tried, injection in enumerate(plans, 1):
+                report(f"{system_name}: injecting", tried, len(plans))
+                if kept[injection.error_type] >= per_type:
+                    continue
+                result = replay(ws, injection.run_id, injection.patch, cases=[injection.case_id], llm=llm)
+                injection.replay_run = result.run_id
+                injection.flipped = not result.case(injection.case_id).correct and bool(result.patched)
+                if injection.flipped:
+                    kept[injection.error_type] += 1
+                    labelled.append((system_name, injection))
+                    ingest_journal(ws.store, journal_path(ws.path, result.run_id))
+                    for name, method in attributors.items():
+                        rows[name].append((system_name, injection, _attribute(ws, method, injection)))
+                    if memtracebench:
+                        _write_memtracebench(ws, system_name, injection, layout)
+                if not (injection.flipped and keep_replays):
+                    _discard(ws, result.run_id)
     result = {
         "dataset": dataset,
         "seed": seed,
@@ -114,7 +110,7 @@ def _plans(workspace: Path, runs: list[Any]) -> list[Injection]:
             graph = ws.view(run.run_id)
             injector = Injector(graph)
             for case in ws.cases(run.run_id):
-                if case.verdict == "correct":
+                if case.verdict == CaseVerdict.CORRECT:
                     plans.extend(injector.plan(case))
     return plans
 
@@ -147,7 +143,7 @@ def _accuracy(rows: list[tuple[str, Injection, Any]]) -> dict[str, Any]:
             "cases": n,
             "op_accuracy": sum(g.op_id == i.op_id for _, i, g in items) / n if n else None,
             "type_accuracy": sum(g.error_type == i.error_type for _, i, g in items) / n if n else None,
-            "undetermined": sum(g.error_type == UNDETERMINED for _, _, g in items),
+            "undetermined": sum(g.error_type == ErrorType.UNDETERMINED for _, _, g in items),
         }
 
     by_system: dict[str, list] = defaultdict(list)
@@ -216,41 +212,3 @@ def _plot(result: dict[str, Any], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-
-
-def results_tables(result: dict[str, Any]) -> list[Table]:
-    tables = []
-    main = Table(title=f"Injected faults: {result['labelled']} labelled cases", title_justify="left")
-    for column in ("method", "scope", "cases", "op acc.", "type acc.", "undetermined"):
-        main.add_column(column, justify="left" if column in ("method", "scope") else "right")
-    for method, scores in result["results"].items():
-        rows = [("all", scores["all"])]
-        rows += [(f"system {k}", v) for k, v in scores["by_system"].items()]
-        rows += [(f"type {k}", v) for k, v in scores["by_type"].items()]
-        for scope, s in rows:
-            main.add_row(
-                method,
-                scope,
-                str(s["cases"]),
-                _pct(s["op_accuracy"]),
-                _pct(s["type_accuracy"]),
-                str(s["undetermined"]),
-            )
-    tables.append(main)
-    first = next(iter(result["results"].values()), None)
-    if first:
-        confusion = Table(
-            title=f"Confusion of {next(iter(result['results']))} (rows injected)", title_justify="left"
-        )
-        kinds = [*ERROR_TYPES, UNDETERMINED]
-        confusion.add_column("injected")
-        for kind in kinds:
-            confusion.add_column(kind.replace("Error", ""), justify="right")
-        for gold, row in first["confusion"].items():
-            confusion.add_row(gold, *(str(row.get(k, 0)) for k in kinds))
-        tables.append(confusion)
-    return tables
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1%}"

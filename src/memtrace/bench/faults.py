@@ -19,6 +19,7 @@ from ..attribution.support import OverlapScorer, Target
 from ..datasets import NOT_MENTIONED
 from ..graph import MEMORY_ENTRY, Case, GraphView, VariableVersion
 from ..systems.replay import CANCEL, DELETE
+from ..vocabulary import ErrorType
 
 _WRITES_MEMORY = ("extraction", "construction", "update")
 
@@ -29,7 +30,7 @@ class Injection:
 
     run_id: str
     case_id: str
-    error_type: str
+    error_type: ErrorType
     op_id: str
     patch: dict[str, Any]
     description: str
@@ -106,7 +107,7 @@ class Injector:
                     patch.setdefault("outputs", {})[out.name] = stripped or []
             if patch:
                 return Injection(
-                    graph.run.id, case.id, "ExtractionError", op.id, {op.id: patch}, "drop the evidence"
+                    graph.run.id, case.id, ErrorType.EXTRACTION, op.id, {op.id: patch}, "drop the evidence"
                 )
         return None
 
@@ -144,7 +145,7 @@ class Injector:
                 Injection(
                     graph.run.id,
                     case.id,
-                    "DeletionError",
+                    ErrorType.DELETION,
                     op.id,
                     {op.id: {"memory": {unit.name: DELETE}}},
                     "delete",
@@ -155,7 +156,7 @@ class Injector:
                     Injection(
                         graph.run.id,
                         case.id,
-                        "UpdateError",
+                        ErrorType.UPDATE,
                         op.id,
                         {op.id: {"memory": {unit.name: degraded}}},
                         "degrade the memory",
@@ -174,10 +175,12 @@ class Injector:
         if stripped is None:
             return None
         patch = {op.id: {"outputs": {context[-1].name: stripped}}}
-        return Injection(self.graph.run.id, case.id, "RetrievalError", op.id, patch, "demote the evidence")
+        return Injection(self.graph.run.id, case.id, ErrorType.RETRIEVAL, op.id, patch, "demote the evidence")
 
     def _response(self, case: Case, target: Target, anatomy: Any) -> Injection | None:
         op = anatomy.answer_op
         wrong = NOT_MENTIONED if NOT_MENTIONED not in case.gold else "yes"
         patch = {op.id: {"outputs": {"prediction": wrong}}}
-        return Injection(self.graph.run.id, case.id, "ResponseError", op.id, patch, "answer something else")
+        return Injection(
+            self.graph.run.id, case.id, ErrorType.RESPONSE, op.id, patch, "answer something else"
+        )

@@ -16,18 +16,17 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from ..attribution.engine import make_method
 from ..attribution.evidence import METHODS as EVIDENCE_METHODS
-from ..attribution.model import ERROR_TYPES, UNDETERMINED, Attribution, save_attribution, settings_key
-from ..graph import MemtraceError, Workspace
+from ..attribution.model import Attribution, save_attribution, settings_key
+from ..errors import MemtraceError
+from ..graph import Workspace
 from ..graph.io import load_memtracebench
-from ..progress import progress_bar
+from ..progress import Progress, no_progress
 from ..systems.registry import memtracebench_splits
+from ..vocabulary import ErrorType
 
-NON_MEMORY = ("AnnotationError", "JudgeError")
+NON_MEMORY = (ErrorType.ANNOTATION, ErrorType.JUDGE)
 
 
 def evaluate_memtracebench(
@@ -37,7 +36,7 @@ def evaluate_memtracebench(
     splits: list[str] | None = None,
     workspace: Path | None = None,
     llm: Any = None,
-    console: Console | None = None,
+    progress: Progress | None = None,
     scorer: str = "overlap",
     evidence: str = "auto",
 ) -> dict[str, Any]:
@@ -61,20 +60,21 @@ def evaluate_memtracebench(
             labelled = [(run, a) for run in runs for a in ws.store.annotations(run.id)]
             cases = {(c.run_id, c.id): c for run in runs for c in ws.cases(run.id)}
             per_split: dict[str, list[tuple[Any, Attribution]]] = defaultdict(list)
-            with progress_bar(console) as progress:
-                task = progress.add_task(f"attributing ({method})", total=len(labelled))
-                views: dict[str, Any] = {}
-                for run, label in labelled:
-                    case = cases.get((run.id, label.case_id))
-                    if case is None:
-                        continue
-                    if run.id not in views:
-                        views.clear()
-                        views[run.id] = ws.view(run.id)
-                    attribution = chosen.attribute(views[run.id], case)
-                    save_attribution(ws.store, attribution, key)
-                    per_split[run.system or "?"].append((label, attribution))
-                    progress.advance(task)
+            report, stage, done = progress or no_progress, f"attributing ({method})", 0
+            report(stage, done, len(labelled))
+            views: dict[str, Any] = {}
+            for run, label in labelled:
+                case = cases.get((run.id, label.case_id))
+                if case is None:
+                    continue
+                if run.id not in views:
+                    views.clear()
+                    views[run.id] = ws.view(run.id)
+                attribution = chosen.attribute(views[run.id], case)
+                save_attribution(ws.store, attribution, key)
+                per_split[run.system or "?"].append((label, attribution))
+                done += 1
+                report(stage, done, len(labelled))
         return {
             "method": method,
             "directory": str(directory),
@@ -118,7 +118,7 @@ def score(items: list[tuple[Any, Attribution]]) -> dict[str, Any]:
         "non_memory_labels": len(items) - n,
         "op_accuracy": _share(sum(a.op_id == g.op_id for g, a in memory), n),
         "type_accuracy": _share(sum(a.error_type == g.error_type for g, a in memory), n),
-        "undetermined_rate": _share(sum(a.error_type == UNDETERMINED for _, a in memory), n),
+        "undetermined_rate": _share(sum(a.error_type == ErrorType.UNDETERMINED for _, a in memory), n),
         "avg_tokens": _share(sum(a.cost.input_tokens + a.cost.output_tokens for _, a in memory), n),
         "avg_seconds": _share(sum(a.cost.seconds for _, a in memory), n),
         "confusion": {gold: dict(row) for gold, row in sorted(confusion.items())},
@@ -129,38 +129,5 @@ def _share(part: float, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def results_table(result: dict[str, Any]) -> Table:
-    table = Table(title=f"MemTraceBench: {result['method']} on {result['directory']}", title_justify="left")
-    for column in ("split", "cases", "op acc.", "type acc.", "undetermined", "tokens/case", "s/case"):
-        table.add_column(column, justify="left" if column == "split" else "right")
-    rows = [*result["splits"].items(), ("all", result["all"])]
-    for split, s in rows:
-        table.add_row(
-            split,
-            str(s["cases"]),
-            _pct(s["op_accuracy"]),
-            _pct(s["type_accuracy"]),
-            _pct(s["undetermined_rate"]),
-            "-" if s["avg_tokens"] is None else f"{s['avg_tokens']:.0f}",
-            "-" if s["avg_seconds"] is None else f"{s['avg_seconds']:.3f}",
-        )
-    return table
-
-
-def confusion_table(result: dict[str, Any]) -> Table:
-    predicted = [*ERROR_TYPES, UNDETERMINED]
-    table = Table(title="Confusion (rows gold, columns attributed)", title_justify="left")
-    table.add_column("gold")
-    for kind in predicted:
-        table.add_column(kind.replace("Error", ""), justify="right")
-    for gold, row in result["all"]["confusion"].items():
-        table.add_row(gold, *(str(row.get(kind, 0)) for kind in predicted))
-    return table
-
-
 def write_result(path: Path, result: dict[str, Any]) -> None:
     path.write_text(json.dumps(result, indent=2))
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1%}"

@@ -6,7 +6,6 @@ file, a missing run) print one line naming the problem and exit with status 1.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,11 +15,11 @@ from rich.progress import Progress
 from rich.rule import Rule
 
 from .. import __version__
-from ..filenames import safe_filename
-from ..graph import MemtraceError, Workspace
-from ..progress import progress_bar
+from ..errors import MemtraceError
+from ..graph import Workspace
+from ..text import safe_filename
 from . import consoles, failures, render
-from .consoles import rule_width
+from .consoles import JsonOption, rule_width, write_json
 from .llm_options import (
     JudgeBaseUrlOption,
     JudgeModelOption,
@@ -30,8 +29,8 @@ from .llm_options import (
     RetriesOption,
     TimeoutOption,
 )
+from .progress import progress_bar
 from .workspace_arg import (
-    CommandLineError,
     WorkspaceAlias,
     WorkspaceArgument,
     require,
@@ -51,8 +50,6 @@ console, errors = consoles.console, consoles.errors
 #: The exit status typer gives Ctrl-C.
 INTERRUPTED_EXIT_CODE = 130
 
-JsonOption = Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON here.")]
-
 
 def main() -> None:
     """Console entry point: expected errors become one line, not a traceback (see failures.py)."""
@@ -68,12 +65,6 @@ def main() -> None:
             raise
         errors.print(consoles.styled("error:", "red"), line, highlight=False, soft_wrap=True)
         sys.exit(1)
-
-
-def write_json(path: Path | None, payload: Any) -> None:
-    if path is not None:
-        path.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
-        console.print(f"wrote {path}")
 
 
 @app.command()
@@ -440,146 +431,6 @@ def verify(
     write_json(json_out, {**summary, "verified_now": len(outcomes)})
 
 
-bench_app = typer.Typer(
-    help="Benchmarks: evidence location, MemTraceBench attribution accuracy, injected faults.",
-    no_args_is_help=True,
-)
-app.add_typer(bench_app, name="bench")
-
-
-@bench_app.command("memtracebench")
-def bench_memtracebench(
-    directory: Annotated[
-        Path, typer.Argument(metavar="DIRECTORY", help="MemTraceBench layout: <dir>/<split>/*.json.")
-    ],
-    workspace_arg: Annotated[
-        Path | None,
-        typer.Argument(metavar="WORKSPACE", help="Keep the imported graphs in this workspace."),
-    ] = None,
-    method: Annotated[
-        str, typer.Option(help="flow, agent, all-at-once, last-op, random or a plugin.")
-    ] = "flow",
-    split: Annotated[list[str] | None, typer.Option(help="Splits to evaluate (default all).")] = None,
-    workspace_alias: WorkspaceAlias = None,
-    llm: Annotated[str, typer.Option(help="offline, or openai for the LLM methods.")] = "offline",
-    model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
-    base_url: Annotated[str | None, typer.Option(help="Endpoint for --llm openai.")] = None,
-    scorer: Annotated[
-        str, typer.Option(help="flow's support scorer: overlap, embedding or llm.")
-    ] = "overlap",
-    evidence: Annotated[
-        str, typer.Option(help="flow's starting points: auto, gold, bm25, dense or hybrid.")
-    ] = "auto",
-    cases_json: Annotated[
-        Path | None, typer.Option("--cases-json", help="Write one row per case here (gold, predicted, why).")
-    ] = None,
-    json_out: JsonOption = None,
-) -> None:
-    """Attribution accuracy against MemTraceBench gold labels, per split, with a confusion matrix."""
-    from ..bench.memtracebench import confusion_table, evaluate_memtracebench, results_table
-
-    workspace = workspace_arg  # optional here: without one the graphs go to a temporary folder
-    if workspace_alias is not None:
-        workspace = resolve_workspace(str(workspace_arg) if workspace_arg else None, workspace_alias)
-    client = _llm_client(llm, model, base_url, workspace or Path(".")) if llm != "offline" else None
-    result = evaluate_memtracebench(
-        directory,
-        method=method,
-        splits=split,
-        workspace=workspace,
-        llm=client,
-        console=console,
-        scorer=scorer,
-        evidence=evidence,
-    )
-    console.print(results_table(result))
-    console.print(confusion_table(result))
-    if workspace is not None:
-        console.print(f"attributions stored in {workspace} (memtrace report {workspace} --method {method})")
-    write_json(cases_json, result["cases"])
-    write_json(json_out, result)
-
-
-@bench_app.command("evidence")
-def bench_evidence(
-    source: Annotated[Path, typer.Argument(help="A workspace or a MemTraceBench directory.")],
-    k: Annotated[int, typer.Option("--k", help="Evidence messages retrieved per case.")] = 8,
-    method: Annotated[list[str] | None, typer.Option(help="bm25, dense, hybrid (repeatable).")] = None,
-    query_mode: Annotated[
-        list[str] | None, typer.Option(help="question+answer, question, question+prediction.")
-    ] = None,
-    failed_only: Annotated[bool, typer.Option(help="Only failed cases.")] = False,
-    json_out: JsonOption = None,
-) -> None:
-    """Macro and micro recall@k of the gold evidence ids for each retrieval method."""
-    from ..bench.evidence import evidence_command
-
-    options: dict[str, Any] = {"failed_only": failed_only}
-    if query_mode:
-        options["query_modes"] = query_mode
-    evidence_command(source, k, method or ["bm25", "dense", "hybrid"], json_out, console, **options)
-
-
-@bench_app.command("faults")
-def bench_faults(
-    workspace_arg: Annotated[
-        str | None,
-        typer.Argument(metavar="WORKSPACE", help="Workspace for the runs (default: OUT/workspace)."),
-    ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            help="Where the JSON, the plot and (--memtracebench) the layout go (default: WORKSPACE/faults)."
-        ),
-    ] = None,
-    system: Annotated[str, typer.Option(help="Systems: a comma list or all.")] = "all",
-    dataset: Annotated[str, typer.Option(help="sample[:SEED] or locomo:PATH.")] = "sample",
-    conversations: Annotated[
-        int | None, typer.Option(help="Use the first N conversations (sample: N seeded variants).")
-    ] = None,
-    per_type: Annotated[int, typer.Option(help="Labelled cases to keep per system and error type.")] = 10,
-    seed: Annotated[int, typer.Option(help="Shuffles which cases are injected.")] = 0,
-    method: Annotated[str, typer.Option(help="Comma list of methods to score.")] = "flow,last-op,random",
-    memtracebench: Annotated[
-        bool, typer.Option(help="Also write each labelled replay as a MemTraceBench graph (large).")
-    ] = False,
-    keep_replays: Annotated[
-        bool, typer.Option(help="Keep the labelled replays in the workspace (each holds a full run).")
-    ] = False,
-    json_out: JsonOption = None,
-    workspace_alias: WorkspaceAlias = None,
-) -> None:
-    """Inject faults into correct answers, keep those that flip, and score attribution methods on them."""
-    from ..bench.fault_bench import fault_benchmark, results_tables
-    from .run_cmd import system_names
-
-    if workspace_arg is None and workspace_alias is None:
-        if out is None:
-            raise CommandLineError("give a WORKSPACE or --out DIR")
-        workspace = out / "workspace"
-    else:
-        workspace = resolve_workspace(workspace_arg, workspace_alias)
-    out = out if out is not None else workspace / "faults"
-    result = fault_benchmark(
-        system_names(system, offline=True),  # fault injection replays offline
-        dataset,
-        workspace,
-        out,
-        per_type=per_type,
-        seed=seed,
-        methods=[m.strip() for m in method.split(",") if m.strip()],
-        conversations=conversations,
-        console=console,
-        memtracebench=memtracebench,
-        keep_replays=keep_replays,
-    )
-    for table in results_tables(result):
-        console.print(table)
-    for path, size in result["written"].items():
-        console.print(f"wrote {path} ({size / 2**20:.1f} MiB)")
-    write_json(json_out, result)
-
-
 def _llm_client(
     kind: str, model: str | None, base_url: str | None, workspace: Path, limits: LLMLimits | None = None
 ) -> Any:
@@ -609,6 +460,10 @@ app.command("demo", hidden=True)(example)
 def _progress() -> Progress:
     return progress_bar(console)
 
+
+from .bench_cmd import bench_app  # noqa: E402
+
+app.add_typer(bench_app, name="bench")
 
 from .report_cmd import report  # noqa: E402
 

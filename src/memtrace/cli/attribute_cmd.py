@@ -9,6 +9,7 @@ from rich.table import Table
 
 from ..attribution.model import Attribution
 from ..graph import Workspace
+from ..vocabulary import ErrorType
 from .consoles import styled
 from .render import short
 
@@ -52,7 +53,9 @@ def grouped_table(ws: Workspace, attributions: list[Attribution], title: str) ->
     for column in ("system", "error type", "operation", "cases"):
         table.add_column(column, justify="right" if column == "cases" else "left")
     for (system, kind, op_name), count in sorted(groups.items(), key=lambda kv: (kv[0][0], -kv[1])):
-        table.add_row(system, kind if kind != "Undetermined" else styled(kind, "yellow"), op_name, str(count))
+        table.add_row(
+            system, kind if kind != ErrorType.UNDETERMINED else styled(kind, "yellow"), op_name, str(count)
+        )
     return table
 
 

@@ -8,10 +8,13 @@ wide as its content instead (up to PIPED_WIDTH).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
+import typer
 from rich.console import Console
 from rich.text import Text
 
@@ -49,3 +52,14 @@ def _is_terminal(stream: object) -> bool:
 #: The consoles every command prints to.
 console = output_console()
 errors = output_console(stderr=True)
+
+
+#: Every command's `--json PATH`: the result for scripts, beside the tables.
+JsonOption = Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON here.")]
+
+
+def write_json(path: Path | None, payload: Any) -> None:
+    """Write `payload` as JSON to `path` (when given) and say so."""
+    if path is not None:
+        path.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
+        console.print(f"wrote {path}")

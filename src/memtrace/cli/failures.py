@@ -9,7 +9,7 @@ from __future__ import annotations
 import errno
 import sqlite3
 
-from ..graph import MemtraceError
+from ..errors import MemtraceError
 from ..trace.recorder import interrupted_runs
 
 

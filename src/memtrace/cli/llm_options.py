@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..graph import MemtraceError
+from ..errors import MemtraceError
 from .consoles import styled
 
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ from pathlib import Path
 from rich.console import Console
 
 from ..attribution.model import load_attributions
-from ..graph import MemtraceError, Workspace
+from ..errors import MemtraceError
+from ..graph import Workspace
 from ..graph.io.otel_spans import EvaluationResult
 
 

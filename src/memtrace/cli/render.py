@@ -11,6 +11,7 @@ from rich.text import Text
 from ..graph import Graph, Run, Workspace
 from ..graph.rows import RunCounts
 from ..graph.values import value_text
+from ..vocabulary import CaseVerdict
 from .consoles import styled
 
 
@@ -128,10 +129,10 @@ def cases_table(cases: list[Any], title: str = "Cases") -> Table:
         table.add_column(column)
     for case in cases:
         verdict: str | Text = case.verdict or "not judged"
-        if verdict == "wrong":
-            verdict = styled("wrong", "red")
-        elif verdict == "correct":
-            verdict = styled("correct", "green")
+        if verdict == CaseVerdict.WRONG:
+            verdict = styled(CaseVerdict.WRONG, "red")
+        elif verdict == CaseVerdict.CORRECT:
+            verdict = styled(CaseVerdict.CORRECT, "green")
         table.add_row(
             case.id,
             short(case.question, 50),

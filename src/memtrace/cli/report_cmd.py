@@ -12,7 +12,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from ..graph import MemtraceError, Workspace
+from ..errors import MemtraceError
+from ..graph import Workspace
 from .consoles import styled
 from .llm_options import LLMLimits, RetriesOption, TimeoutOption
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
@@ -91,7 +92,7 @@ def _add_narrative(
     limits: LLMLimits,
 ) -> None:
     """Ask the LLM for the narrative; on failure one line, with the structured files already written."""
-    from ..llm import LLMError
+    from ..errors import LLMError
     from ..report import write_narrative
     from .llm_options import llm_client
 

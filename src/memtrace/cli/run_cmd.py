@@ -11,12 +11,12 @@ from rich.console import Console
 from rich.table import Table
 
 from ..datasets import load_dataset
-from ..graph import MemtraceError
-from ..progress import progress_bar
+from ..errors import MemtraceError
 from ..systems import RunResult, run_conversation
 from ..systems.registry import loadable_systems, system_class
 from .consoles import styled
 from .llm_options import LLMLimits, choose_judge, probe_judge
+from .progress import progress_bar
 
 
 def run_command(

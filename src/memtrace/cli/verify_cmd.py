@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.table import Table
 
-from ..attribution.verdicts import NOT_VERIFIED, VERDICTS
+from ..vocabulary import NOT_VERIFIED, VERDICTS, ErrorType
 
 
 def _share(part: int, whole: int) -> str:
@@ -37,7 +37,7 @@ def verdict_table(summary: dict[str, Any], title: str) -> Table:
         table.add_column(column, justify="left" if column == "error type" else "right")
     for kind, counts in summary["by_type"].items():
         total = counts.get("total", 0)
-        replayable = kind not in ("ResponseError", "Undetermined")
+        replayable = kind not in (ErrorType.RESPONSE, ErrorType.UNDETERMINED)
         table.add_row(
             kind,
             *(str(counts.get(v, 0)) for v in (*VERDICTS, NOT_VERIFIED)),

@@ -4,7 +4,7 @@
     convs = load_dataset("locomo:../shared/data/locomo-dev.json", conversations=2, questions=20)
     convs = load_dataset("sample:3")          # offline, deterministic, for demos and fast tests
 
-Malformed files raise `memtrace.graph.errors.FormatError` naming the file and the first bad record;
+Malformed files raise `memtrace.errors.FormatError` naming the file and the first bad record;
 a spec that names no known dataset raises `DatasetSpecError`.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from memtrace.graph.errors import MemtraceError
-
+from ..errors import DatasetSpecError
+from ..text import parse_when  # re-exported: the date format datasets are read with
 from .locomo import load_locomo
 from .longmemeval import load_longmemeval
 from .model import (
@@ -30,15 +30,10 @@ from .model import (
     Question,
     Session,
     Turn,
-    parse_when,
 )
 from .sample import sample_conversation
 
 SPEC_HELP = "expected 'sample', 'sample:SEED', 'locomo:PATH' or 'longmemeval:PATH'"
-
-
-class DatasetSpecError(MemtraceError, ValueError):
-    """A dataset spec names no known dataset or lacks its path/seed."""
 
 
 def load_dataset(

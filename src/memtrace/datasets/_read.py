@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memtrace.graph.errors import FormatError
+from ..errors import FormatError
 
 _KIND_NAMES: dict[type, str] = {
     str: "a string",

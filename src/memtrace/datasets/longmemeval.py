@@ -23,8 +23,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..text import parse_when
 from ._read import Bad, answers_of, check, need, opt, read_records, text_of
-from .model import NOT_MENTIONED, UNANSWERABLE, Conversation, Question, Session, Turn, parse_when
+from .model import NOT_MENTIONED, UNANSWERABLE, Conversation, Question, Session, Turn
 
 SPEAKERS = ["user", "assistant"]
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..text import parse_when
+
 #: The gold answer of a question the conversation cannot answer (one convention for every dataset).
 NOT_MENTIONED = "Not mentioned in the conversation"
 
@@ -30,32 +32,6 @@ OPEN_DOMAIN = "open-domain"
 ADVERSARIAL = "adversarial"
 KNOWLEDGE_UPDATE = "knowledge-update"
 UNANSWERABLE = "unanswerable"
-
-_DATE_FORMATS = (
-    "%I:%M %p on %d %B, %Y",  # LoCoMo: "4:06 pm on 23 January, 2023"
-    "%I:%M %p on %d %b, %Y",
-    "%Y/%m/%d (%a) %H:%M",  # LongMemEval: "2023/05/20 (Sat) 02:21"
-    "%Y/%m/%d %H:%M",
-    "%Y/%m/%d",
-    "%d %B %Y",
-    "%d %B, %Y",
-)
-
-
-def parse_when(raw: str | None) -> datetime | None:
-    """Best-effort parse of a dataset's date string; None when the format is unknown (never raises)."""
-    if not raw:
-        return None
-    text = " ".join(raw.split())
-    for fmt in _DATE_FORMATS:
-        try:
-            return datetime.strptime(text, fmt)
-        except ValueError:
-            continue
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
-        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import random
 from datetime import date, datetime, time, timedelta
 
+from ..text import format_date, session_date_text
 from . import _sample_words as w
 from .model import (
     KNOWLEDGE_UPDATE,
@@ -36,18 +37,6 @@ from .model import (
 )
 
 SESSIONS = 5
-
-
-def session_date_text(when: datetime) -> str:
-    """A session date the way LoCoMo writes it: "4:06 pm on 23 January, 2023"."""
-    hour = when.hour % 12 or 12
-    half = "am" if when.hour < 12 else "pm"
-    return f"{hour}:{when.minute:02d} {half} on {when.day} {when:%B}, {when.year}"
-
-
-def day_text(day: date) -> str:
-    """A date the way LoCoMo answers write it: "7 May 2023"."""
-    return f"{day.day} {day:%B} {day.year}"
 
 
 def _an(phrase: str) -> str:
@@ -187,18 +176,23 @@ def sample_conversation(seed: int = 0) -> Conversation:
         (MULTI_HOP, f"What kinds of exercise has {b} done?", f"{old_ex} and {new_ex}", ["b_ex1", "b_ex2"]),
         (MULTI_HOP, f"In which city was {a} living when {a} ran the {race}?", city1, ["a_city1", "a_race"]),
         # temporal: the session date shifted by the turn's relative phrase
-        (TEMPORAL, f"When did {b} adopt {cat}?", day_text(when[1] - timedelta(days=2)), ["b_cat"]),
-        (TEMPORAL, f"When did {a} run the {race}?", day_text(when[1] - timedelta(days=1)), ["a_race"]),
-        (TEMPORAL, f"When did {a} move to {city2}?", f"the week before {day_text(when[2])}", ["a_move"]),
-        (TEMPORAL, f"When did {a} quit the band?", day_text(when[2] - timedelta(days=2)), ["a_quit"]),
+        (TEMPORAL, f"When did {b} adopt {cat}?", format_date(when[1] - timedelta(days=2)), ["b_cat"]),
+        (TEMPORAL, f"When did {a} run the {race}?", format_date(when[1] - timedelta(days=1)), ["a_race"]),
+        (TEMPORAL, f"When did {a} move to {city2}?", f"the week before {format_date(when[2])}", ["a_move"]),
+        (TEMPORAL, f"When did {a} quit the band?", format_date(when[2] - timedelta(days=2)), ["a_quit"]),
         (
             TEMPORAL,
             f"When did {a} start working at {company2}?",
-            day_text(when[3] - timedelta(days=1)),
+            format_date(when[3] - timedelta(days=1)),
             ["a_job2"],
         ),
-        (TEMPORAL, f"When did {b} cook {dish}?", day_text(when[3]), ["b_dish"]),
-        (TEMPORAL, f"When did {b} get back from {trip}?", day_text(when[4] - timedelta(days=1)), ["b_trip"]),
+        (TEMPORAL, f"When did {b} cook {dish}?", format_date(when[3]), ["b_dish"]),
+        (
+            TEMPORAL,
+            f"When did {b} get back from {trip}?",
+            format_date(when[4] - timedelta(days=1)),
+            ["b_trip"],
+        ),
         # knowledge-update: a later turn replaces or revokes an earlier one (both are evidence)
         (KNOWLEDGE_UPDATE, f"Where does {a} live now?", city2, ["a_city1", "a_move"]),
         (KNOWLEDGE_UPDATE, f"What is {a}'s current job?", f"{job2} at {company2}", ["a_job1", "a_job2"]),

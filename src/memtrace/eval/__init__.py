@@ -9,6 +9,7 @@ Every `judge(...)` call is recorded as a `judge` operation (category `evaluation
 recording. See scoring.py for exactly which LoCoMo conventions are implemented and where we differ.
 """
 
+from ..errors import JudgeOutputError
 from .judges import (
     JUDGE_PROMPT,
     JUDGE_SCHEMA,
@@ -16,7 +17,6 @@ from .judges import (
     ChatReply,
     F1Judge,
     Judge,
-    JudgeOutputError,
     LLMJudge,
     Verdict,
     make_judge,

@@ -20,7 +20,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from ..graph.errors import MemtraceError
+from ..errors import JudgeOutputError
 from ..trace import op as record_op
 from .scoring import Gold, as_gold_list, is_unanswerable, score_answer
 
@@ -69,10 +69,6 @@ class ChatClient(Protocol):
     def chat(
         self, messages: list[dict[str, str]], *, schema: dict | None = None, name: str = "llm.chat"
     ) -> ChatReply: ...
-
-
-class JudgeOutputError(MemtraceError, ValueError):
-    """The LLM judge's reply could not be read as {"correct": bool, "reason": str}."""
 
 
 class RecordingJudge:

@@ -8,7 +8,7 @@ What LoCoMo does and what is kept:
   (curly quotes, dashes, CJK full stops), which LoCoMo left in, so that "Caroline's" written with
   a curly apostrophe did not match the straight one.
 - `token_f1`: F1 of the Porter-stemmed normalised tokens (our own stemmer matching nltk's, in
-  retrieval/stem.py). Zero when nothing overlaps, including when both sides are empty, as in
+  text/stem.py). Zero when nothing overlaps, including when both sides are empty, as in
   LoCoMo. Han and kana characters count as one token each (LoCoMo split on whitespace only, which
   made a Chinese answer one token).
 - `exact_match`: LoCoMo's definition: the normalised *sets* of tokens are equal (order and
@@ -31,8 +31,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Literal
 
-from ..retrieval.stem import porter_stem
-from ..retrieval.text import split_cjk
+from ..text import porter_stem, split_cjk
 
 Gold = str | int | float | Sequence[str | int | float]
 Rule = Literal["f1", "multi-answer", "first-alternative", "unanswerable"]

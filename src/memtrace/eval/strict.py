@@ -253,6 +253,6 @@ _DIGITS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six"
 
 
 def _stem(word: str) -> str:
-    from ..retrieval.stem import porter_stem
+    from ..text import porter_stem
 
     return _DIGITS.get(word) or porter_stem(word)

@@ -1,9 +1,10 @@
 """The memory evolution graph: model, SQLite store, queries and import/export.
 
-This package imports nothing else of memtrace; every other layer builds on it.
+This package imports nothing else of memtrace but the ground (errors.py, vocabulary.py); every other
+layer builds on it.
 """
 
-from .errors import AmbiguousRunError, FormatError, MemtraceError, NotFoundError, WorkspaceError
+from ..errors import AmbiguousRunError, FormatError, MemtraceError, NotFoundError, WorkspaceError
 from .model import (
     JUDGE_OP_NAME,
     MEMORY_ENTRY,

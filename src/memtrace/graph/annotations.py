@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+from ..vocabulary import error_type_or_none
 from .model import Annotation
 
 _COLUMNS = "run, case_id, error_type, op, note, author, created_at"
@@ -26,4 +27,4 @@ def load_annotations(conn: sqlite3.Connection, run_id: str | None = None) -> lis
         if run_id is None
         else conn.execute(sql + " WHERE run=? ORDER BY id", (run_id,)).fetchall()
     )
-    return [Annotation(*row) for row in rows]
+    return [Annotation(row[0], row[1], error_type_or_none(row[2]), *row[3:]) for row in rows]

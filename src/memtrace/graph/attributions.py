@@ -10,6 +10,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from ..vocabulary import ErrorType, Verdict, error_type_or_none, verdict_or_none
 from .rows import dumps_or_none, loads_or
 
 _COLUMNS = (
@@ -27,9 +28,9 @@ class AttributionRow:
     method: str
     settings_key: str
     op_id: str | None
-    error_type: str
+    error_type: ErrorType
     confidence: float
-    verified: str | None
+    verified: Verdict | None
     replay_run: str | None
     explanation: str
     path: list[dict[str, Any]]
@@ -111,9 +112,9 @@ def _from_row(row: tuple) -> AttributionRow:
         method=row[2],
         settings_key=row[3],
         op_id=row[4],
-        error_type=row[5],
+        error_type=error_type_or_none(row[5]),  # type: ignore[arg-type]  # the column is NOT NULL
         confidence=row[6],
-        verified=row[7],
+        verified=verdict_or_none(row[7]),
         replay_run=row[8],
         explanation=row[9],
         path=loads_or(row[10], []),

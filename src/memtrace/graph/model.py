@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..vocabulary import CaseVerdict, ErrorType
+
 Role = Literal["in", "out"]
 
 #: Operation categories named in DESIGN.md; other strings are allowed (imported graphs bring their own).
@@ -118,7 +120,7 @@ class Case:
     gold: list[str] = field(default_factory=list)
     prediction: str | None = None
     prediction_var: str | None = None
-    verdict: str | None = None  # "correct" | "wrong" | None (not judged)
+    verdict: CaseVerdict | None = None  # None: not judged
     score: float | None = None
     evidence: list[str] = field(default_factory=list)
     category: str | None = None
@@ -126,7 +128,7 @@ class Case:
 
     @property
     def failed(self) -> bool:
-        return self.verdict == "wrong"
+        return self.verdict == CaseVerdict.WRONG
 
 
 @dataclass(slots=True)
@@ -135,7 +137,7 @@ class Annotation:
 
     run_id: str
     case_id: str
-    error_type: str | None
+    error_type: ErrorType | None
     op_id: str | None
     note: str | None = None
     author: str | None = None

@@ -12,8 +12,8 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from ..errors import NotFoundError
 from .checkpoints import state_rows_at
-from .errors import NotFoundError
 from .model import (
     MEMORY_ENTRY,
     LifecycleEntry,

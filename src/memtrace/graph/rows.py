@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..vocabulary import case_verdict_or_none
 from .model import Annotation, Case, Edge, Operation, Run, VariableVersion
 from .values import fast_json
 
@@ -117,7 +118,7 @@ def case_from_row(row: Sequence[Any]) -> Case:
         gold=loads_or(row[3], []),
         prediction=row[4],
         prediction_var=row[5],
-        verdict=row[6],
+        verdict=case_verdict_or_none(row[6]),
         score=row[7],
         evidence=loads_or(row[8], []),
         category=row[9],
@@ -134,7 +135,7 @@ def case_row(case: Case) -> tuple:
         dumps_or_none(case.gold),
         case.prediction,
         case.prediction_var,
-        case.verdict,
+        None if case.verdict is None else str(case.verdict),  # a plain str: the journal marshals rows
         case.score,
         dumps_or_none(case.evidence),
         case.category,

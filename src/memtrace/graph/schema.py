@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from .errors import WorkspaceError
+from ..errors import WorkspaceError
 
 SCHEMA_VERSION = 5
 

@@ -13,12 +13,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..errors import AmbiguousRunError, NotFoundError, WorkspaceError
 from .annotations import insert_annotations_in, load_annotations
 from .attributions import AttributionRow, load_attribution, load_attributions, save_attribution_in
 from .checkpoints import rebuild_checkpoints
 from .connect import connect_read_only, connect_writable, is_writable
 from .copying import defer_prefix, latest_versions, materialize_prefix, pending_prefix
-from .errors import AmbiguousRunError, NotFoundError, WorkspaceError
 from .journal import IngestProgress, ingest_journals, warn_unindexed_journals
 from .model import MEMORY_ENTRY, Annotation, Case, Edge, Operation, Run, VariableVersion
 from .rows import (

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from .errors import NotFoundError
+from ..errors import NotFoundError
 from .model import MEMORY_ENTRY, Edge, Operation, Run, VariableVersion
 from .queries import Direction, GraphQueries
 from .store import Store

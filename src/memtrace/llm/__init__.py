@@ -11,11 +11,7 @@ Every call is recorded as an `llm` operation of the current run, cached by a has
 imported only when a client is made, so `import memtrace` and CLI start-up stay fast.
 """
 
-from .base import Backend, ChatReply, Completion, Embeddings
-from .cache import CACHE_FILENAME, LLMCache, request_key
-from .client import DEFAULT_EMBED_MODEL, DEFAULT_MODEL, LLMClient
-from .config import make_client
-from .errors import (
+from ..errors import (
     RECOVERABLE_ERRORS,
     CacheMissError,
     ContextOverflowError,
@@ -25,6 +21,10 @@ from .errors import (
     MalformedReplyError,
     ResponseFormatRejected,
 )
+from .base import Backend, ChatReply, Completion, Embeddings
+from .cache import CACHE_FILENAME, LLMCache, request_key
+from .client import DEFAULT_EMBED_MODEL, DEFAULT_MODEL, LLMClient
+from .config import make_client
 from .usage import Usage, UsageScope, current_usage_scope, recorded_usage, run_usage, usage_scope
 
 __all__ = [

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import CacheMissError, LLMError
+from ..errors import CacheMissError, LLMError
 
 CacheMode = Literal["read-write", "read-only", "off"]
 CACHE_MODES: tuple[str, ...] = ("read-write", "read-only", "off")

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
+from ..errors import LLMError, LLMOutputError, LLMReplyCutError, ResponseFormatRejected
 from ..trace import op as trace_op
 from .base import Backend, ChatReply, Completion, Message
 from .cache import LLMCache, request_key
-from .errors import LLMError, LLMOutputError, LLMReplyCutError, ResponseFormatRejected
 from .structured import FORMAT_LEVELS, OutputSpec, output_spec, parse_reply
 from .usage import Usage, add_usage
 

@@ -12,9 +12,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import LLMError
 from .cache import CACHE_MODES, LLMCache, check_mode
 from .client import DEFAULT_EMBED_MODEL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, LLMClient
-from .errors import LLMError
 
 if TYPE_CHECKING:
     from .openai_backend import Notice

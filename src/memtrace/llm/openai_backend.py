@@ -29,8 +29,8 @@ from urllib.parse import urlsplit
 
 import openai
 
+from ..errors import ContextOverflowError, LLMError, MalformedReplyError, ResponseFormatRejected
 from .base import Completion, Embeddings, Message
-from .errors import ContextOverflowError, LLMError, MalformedReplyError, ResponseFormatRejected
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Sent when no key is configured: local servers ignore it, the SDK refuses to run without one.

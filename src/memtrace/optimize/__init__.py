@@ -10,13 +10,14 @@ LLM rewrite of a prompt from the grouped feedback), and keeps a change only when
 strictly improves. The history is saved as `optimize-history-<system>.json` / `.md` in the workspace.
 """
 
+from ..errors import OptimizeError
 from .bootstrap import Interval, paired_bootstrap
 from .diagnose import Diagnosis, TunableFeedback, diagnose
 from .history import OptimizeResult, RoundRecord, history_paths, save_history
 from .loop import optimize, start_config
 from .proposals import Proposal, propose
 from .routing import Route, route
-from .splits import OptimizeError, Split, make_split, split_conversations
+from .splits import Split, make_split, split_conversations
 
 __all__ = [
     "Diagnosis",

@@ -10,21 +10,19 @@ confirmed) is routed to tunables (routing.py). Confirmed attributions rank a tun
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..attribution.engine import attribute, make_method
 from ..attribution.model import Attribution, save_attribution, settings_key
-from ..attribution.verify import ANSWER_CONFIRMED, BY_ELIMINATION, FLOW_CONFIRMED, verify
+from ..attribution.verify import verify
 from ..graph import Workspace
+from ..progress import Progress
+from ..vocabulary import CONFIRMED_VERDICTS, ErrorType
 from .routing import route
 
-VERIFIED_VERDICTS = (ANSWER_CONFIRMED, FLOW_CONFIRMED, BY_ELIMINATION)
 EXAMPLES = 6
-
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(slots=True)
@@ -129,7 +127,7 @@ def diagnose(
             signals = route(system, graph, op, item.error_type, case, fields)
             if not signals:
                 result.unrouted += 1
-            good = item.verified in VERIFIED_VERDICTS
+            good = item.verified in CONFIRMED_VERDICTS
             for signal in signals:
                 feedback = result.feedback.get(signal.tunable)
                 if feedback is None:
@@ -157,10 +155,10 @@ def _verify(
 ) -> list[Attribution]:
     """Verify the unverified attributions (replays capped by `limit`, spread over error types)."""
     pending = [a for a in attributions if a.verified is None and a.determined]
-    free = [a for a in pending if a.error_type == "ResponseError"]
+    free = [a for a in pending if a.error_type == ErrorType.RESPONSE]
     by_type: dict[str, list[Attribution]] = {}
     for a in pending:
-        if a.error_type != "ResponseError":
+        if a.error_type != ErrorType.RESPONSE:
             by_type.setdefault(a.error_type, []).append(a)
     replayed: list[Attribution] = []
     queues = list(by_type.values())

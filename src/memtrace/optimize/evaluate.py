@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..datasets import Conversation
 from ..llm import Usage, usage_scope
+from ..progress import Progress
 from ..systems import run_conversation
 from ..systems.base import MemorySystem, SystemConfig
 from .tunables import config_hash
-
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(slots=True)

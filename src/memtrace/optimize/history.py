@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..filenames import safe_filename
 from ..llm import Usage
+from ..text import safe_filename
 from .bootstrap import Interval
 from .proposals import Proposal
 

@@ -18,7 +18,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..errors import OptimizeError
 from ..llm import usage_scope
+from ..progress import Progress
 from ..systems.base import SystemConfig
 from ..systems.registry import system_class
 from .bootstrap import paired_bootstrap
@@ -26,13 +28,12 @@ from .diagnose import diagnose
 from .evaluate import Evaluator, Score
 from .history import OptimizeResult, RoundRecord, save_history
 from .proposals import Proposal, propose, value_key
-from .splits import OptimizeError, Split, make_split
+from .splits import Split, make_split
 from .tunables import changed, config_hash
 
 #: The decision of a round whose training run had nothing wrong: no attribution, nothing to tune.
 NO_FAILURES = "no failures to learn from: every training question was answered correctly"
 
-Progress = Callable[[str, int, int], None]
 RoundHook = Callable[[RoundRecord], None]
 
 

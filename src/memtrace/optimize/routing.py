@@ -25,6 +25,7 @@ from ..systems.tunable_routes import (
     Route,
     routes_for,
 )
+from ..vocabulary import ErrorType
 
 __all__ = [
     "ANSWER_ROUTES",
@@ -72,7 +73,7 @@ def prompt_inputs(graph: GraphQueries, op: Operation) -> list[str]:
 
 
 def route(
-    system: str, graph: GraphQueries, op: Operation, error_type: str, case: Case, fields: set[str]
+    system: str, graph: GraphQueries, op: Operation, error_type: ErrorType, case: Case, fields: set[str]
 ) -> list[Signal]:
     """The tunables (config fields of `fields`) an attribution at `op` with `error_type` points at."""
     signals: dict[str, Signal] = {}

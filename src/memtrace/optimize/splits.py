@@ -13,11 +13,7 @@ import random
 from dataclasses import dataclass
 
 from ..datasets import Conversation, load_dataset, sample_conversation
-from ..graph import MemtraceError
-
-
-class OptimizeError(MemtraceError):
-    """The optimiser cannot start: too few conversations, a bad start config, ..."""
+from ..errors import OptimizeError
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..llm import RECOVERABLE_ERRORS
+from ..errors import RECOVERABLE_ERRORS
 from .diagnose import TunableFeedback
 
 REWRITE_PROMPT = """\

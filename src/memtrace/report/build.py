@@ -8,7 +8,6 @@ The funnel always uses flow attributions, whose error types are the funnel's sta
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from datetime import UTC, datetime
 
 from .. import __version__
@@ -16,7 +15,9 @@ from ..attribution.anatomy import case_anatomy
 from ..attribution.engine import attribute
 from ..attribution.evidence import locator_for
 from ..attribution.model import Attribution, load_attributions
-from ..graph import Case, Graph, MemtraceError, NotFoundError, Run, Workspace
+from ..errors import MemtraceError, NotFoundError
+from ..graph import Case, Graph, Run, Workspace
+from ..progress import Progress
 from .funnel import FunnelEntry, funnel_entry, summarize_funnels
 from .model import (
     Example,
@@ -28,7 +29,6 @@ from .patterns import build_example, group_patterns
 from .summary import by_operation, headline_numbers, system_name, system_summaries
 from .timing import RunClock, timing_histogram
 
-Progress = Callable[[str, int, int], None]
 Key = tuple[str, str]
 
 

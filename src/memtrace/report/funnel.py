@@ -28,17 +28,18 @@ from ..attribution.evidence import EvidenceLocator
 from ..attribution.model import Attribution
 from ..eval import says_unanswerable
 from ..graph import Case
+from ..vocabulary import CaseVerdict, ErrorType
 from .model import FUNNEL_STAGES, FunnelStage, SystemFunnel
 
 STAGE_KEYS = [key for key, _ in FUNNEL_STAGES]
 
 #: Where a determined flow attribution says the information stopped (the last stage it reached).
 _STOPPED_AT = {
-    "ExtractionError": "evidence",
-    "UpdateError": "extracted",
-    "DeletionError": "extracted",
-    "RetrievalError": "survived",
-    "ResponseError": "retrieved",
+    ErrorType.EXTRACTION: "evidence",
+    ErrorType.UPDATE: "extracted",
+    ErrorType.DELETION: "extracted",
+    ErrorType.RETRIEVAL: "survived",
+    ErrorType.RESPONSE: "retrieved",
 }
 
 #: Path notes of the flow method that prove a stage was reached, latest stage first.
@@ -71,7 +72,7 @@ def stage_from_flow(flow: Attribution | None) -> tuple[str, bool]:
     return "evidence", True
 
 
-def flow_error_type(flow: Attribution | None) -> str | None:
+def flow_error_type(flow: Attribution | None) -> ErrorType | None:
     """The error type the flow method found: a claim that verification revised to the answer step
     (because the answer stayed wrong even with the evidence in its context) still tells where the
     information stopped, so its original type is the one that places the case in the funnel."""
@@ -79,7 +80,7 @@ def flow_error_type(flow: Attribution | None) -> str | None:
         return None
     revised = getattr(flow, "revised_from", None)
     if isinstance(revised, dict) and revised.get("error_type"):
-        return str(revised["error_type"])
+        return ErrorType(revised["error_type"])
     return flow.error_type
 
 
@@ -87,14 +88,14 @@ def funnel_entry(
     system: str, case: Case, locator: EvidenceLocator, flow: Attribution | None
 ) -> FunnelEntry | None:
     """The funnel entry of a case; None for a case that was not judged."""
-    if case.verdict not in ("correct", "wrong"):
+    if case.verdict not in tuple(CaseVerdict):
         return None
     if case.gold and all(says_unanswerable(g) for g in case.gold):
         return FunnelEntry(system, excluded="unanswerable")
     found, _ = locator.resolve(case.evidence)
     if not found:
         return FunnelEntry(system, excluded="without_evidence")
-    if case.verdict == "correct":
+    if case.verdict == CaseVerdict.CORRECT:
         return FunnelEntry(system, stage="answered")
     stage, undetermined = stage_from_flow(flow)
     return FunnelEntry(system, stage=stage, undetermined=undetermined)

@@ -11,15 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..vocabulary import MEMORY_ERROR_TYPES, NOT_VERIFIED, VERDICTS, ErrorType, Verdict
+
 #: Verification outcomes in display order; None on an attribution ("not verified") becomes the last.
-VERIFICATION_OUTCOMES = (
-    "answer-confirmed",
-    "flow-confirmed",
-    "by-elimination",
-    "refuted",
-    "not-verifiable",
-    "not verified",
-)
+VERIFICATION_OUTCOMES: tuple[str, ...] = (*VERDICTS, NOT_VERIFIED)
 
 #: Evidence funnel stages in order (key, label).
 FUNNEL_STAGES = (
@@ -140,7 +135,7 @@ class FailureRecord(BaseModel):
     anchor: str
     question: str
     category: str | None
-    error_type: str
+    error_type: ErrorType
     method: str
     op_id: str | None
     op_name: str | None
@@ -148,7 +143,7 @@ class FailureRecord(BaseModel):
     op_seq: int | None
     question_seq: int | None
     confidence: float
-    verified: str | None
+    verified: Verdict | None
     sessions_before_question: int | None = None
     #: share of the conversation's messages recorded when the decisive operation ran (1.0 = question time).
     position: float | None = None
@@ -186,7 +181,7 @@ class Example(BaseModel):
     op_seq: int | None
     explanation: str
     confidence: float
-    verified: str | None
+    verified: Verdict | None
     revised_from: str | None = None
     #: The part of the answer's context that carries the information (ResponseErrors), when named.
     carrying_part: str | None = None
@@ -219,7 +214,7 @@ class Pattern(BaseModel):
 
     system: str
     op_name: str
-    error_type: str
+    error_type: ErrorType
     count: int
     #: count / the system's failures.
     share: float
@@ -266,9 +261,8 @@ class Report(BaseModel):
     @property
     def error_types(self) -> list[str]:
         """Error types present, in taxonomy order (then any others, then Undetermined)."""
-        from ..attribution.model import ERROR_TYPES, UNDETERMINED
 
         present = set(self.headline.by_error_type)
-        known = [t for t in ERROR_TYPES if t in present]
-        others = sorted(present - set(ERROR_TYPES) - {UNDETERMINED})
-        return known + others + ([UNDETERMINED] if UNDETERMINED in present else [])
+        known = [t for t in MEMORY_ERROR_TYPES if t in present]
+        others = sorted(present - set(MEMORY_ERROR_TYPES) - {ErrorType.UNDETERMINED})
+        return known + others + ([ErrorType.UNDETERMINED] if ErrorType.UNDETERMINED in present else [])

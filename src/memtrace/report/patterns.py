@@ -14,10 +14,11 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 
-from ..attribution.model import UNDETERMINED, Attribution
+from ..attribution.model import Attribution
 from ..graph import Case, GraphQueries, VariableVersion
 from ..systems.registry import system_routes
 from ..systems.tunable_routes import routes_for
+from ..vocabulary import ErrorType, Verdict
 from .model import VERIFICATION_OUTCOMES, Example, FailureRecord, Pattern, TunableRoute
 from .snippets import evidence_texts, focus_terms, snippet
 
@@ -28,23 +29,24 @@ MAX_OUTPUTS = 3
 CARRIER_CATEGORIES = frozenset({"message", "memory_entry"})
 
 _WHAT = {
-    "ExtractionError": "consumed the evidence but wrote none of it to memory: the information never "
+    ErrorType.EXTRACTION: "consumed the evidence but wrote none of it to memory: the information never "
     "entered any memory unit",
-    "UpdateError": "overwrote a memory unit that held the needed information with a version that no "
+    ErrorType.UPDATE: "overwrote a memory unit that held the needed information with a version that no "
     "longer holds it",
-    "DeletionError": "deleted a memory unit that held the needed information before the question was asked",
-    "RetrievalError": "left the needed information out of the retrieved context although memory held it "
+    ErrorType.DELETION: "deleted a memory unit that held the needed information before the question was "
+    "asked",
+    ErrorType.RETRIEVAL: "left the needed information out of the retrieved context although memory held it "
     "at question time",
-    "ResponseError": "answered wrong from a context that the attribution says carries the needed "
+    ErrorType.RESPONSE: "answered wrong from a context that the attribution says carries the needed "
     "information (each example shows the carrying part, or says that none was found)",
 }
 _TRUST = {
-    "answer-confirmed": 0,
-    "flow-confirmed": 1,
-    "by-elimination": 2,
+    Verdict.ANSWER_CONFIRMED: 0,
+    Verdict.FLOW_CONFIRMED: 1,
+    Verdict.BY_ELIMINATION: 2,
     None: 3,
-    "not-verifiable": 4,
-    "refuted": 5,
+    Verdict.NOT_VERIFIABLE: 4,
+    Verdict.REFUTED: 5,
 }
 #: Sentences claiming a context held the information; shown only beside the part that carries it.
 _HELD = re.compile(r"\bheld (?:the |all the )?(?:needed )?information\b")
@@ -56,10 +58,12 @@ def verification_counts(values: list[str | None]) -> dict[str, int]:
     return {k: counts[k] for k in VERIFICATION_OUTCOMES if counts[k]}
 
 
-def describe(error_type: str, op_name: str, system: str, count: int, share: float, reasons: list[str]) -> str:
+def describe(
+    error_type: ErrorType, op_name: str, system: str, count: int, share: float, reasons: list[str]
+) -> str:
     """One or two plain sentences saying what went wrong in this group."""
     cases = f"{count} failed question{'s' if count != 1 else ''} of {system} ({share:.0%} of its failures)"
-    if error_type == UNDETERMINED:
+    if error_type == ErrorType.UNDETERMINED:
         reason = Counter(reasons).most_common(1)[0][0] if reasons else "no reason given"
         return f"{cases}: the attribution method could not decide. Most common reason: {reason}."
     what = _WHAT.get(error_type, f"was blamed with {error_type}")
@@ -104,7 +108,7 @@ def group_patterns(
     return patterns
 
 
-def tunables(system: str, op_name: str, op_category: str | None, error_type: str) -> list[TunableRoute]:
+def tunables(system: str, op_name: str, op_category: str | None, error_type: ErrorType) -> list[TunableRoute]:
     """The prompts and settings the optimiser routes this pattern to, one entry per tunable."""
     first: dict[str, TunableRoute] = {}
     for r in routes_for(system_routes(system), op_name, op_category, error_type):

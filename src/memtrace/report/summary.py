@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from ..attribution.model import UNDETERMINED
 from ..graph import Case, Run
+from ..vocabulary import CaseVerdict, ErrorType, Verdict
 from .model import FailureRecord, Headline, OperationFailures, SystemSummary
 from .patterns import verification_counts
 
@@ -22,8 +22,8 @@ def system_summaries(
     for system in systems:
         mine = [r for r in runs if system_name(r) == system]
         all_cases = [c for r in mine for c in cases[r.id]]
-        judged = [c for c in all_cases if c.verdict in ("correct", "wrong")]
-        correct = sum(c.verdict == "correct" for c in judged)
+        judged = [c for c in all_cases if c.verdict in tuple(CaseVerdict)]
+        correct = sum(c.verdict == CaseVerdict.CORRECT for c in judged)
         failures = [r for r in records if r.system == system]
         out.append(
             SystemSummary(
@@ -51,11 +51,11 @@ def headline_numbers(
     correct = sum(s.correct for s in systems)
     verification = verification_counts([r.verified for r in records])
     attributed = len(records)
-    claims = [r for r in records if r.error_type not in ("ResponseError", UNDETERMINED)]
-    responses = [r for r in records if r.error_type == "ResponseError"]
+    claims = [r for r in records if r.error_type not in (ErrorType.RESPONSE, ErrorType.UNDETERMINED)]
+    responses = [r for r in records if r.error_type == ErrorType.RESPONSE]
     flow = sum(bool(r.flow_confirmed) for r in claims)
     answer = sum(bool(r.answer_confirmed) for r in claims)
-    eliminated = sum(r.verified == "by-elimination" for r in responses)
+    eliminated = sum(r.verified == Verdict.BY_ELIMINATION for r in responses)
     return Headline(
         runs=len(runs),
         questions=sum(len(cases[r.id]) for r in runs),
@@ -64,7 +64,7 @@ def headline_numbers(
         accuracy=correct / judged if judged else None,
         failures=judged - correct,
         attributed=attributed,
-        undetermined=sum(r.error_type == UNDETERMINED for r in records),
+        undetermined=sum(r.error_type == ErrorType.UNDETERMINED for r in records),
         by_error_type=dict(Counter(r.error_type for r in records).most_common()),
         by_system={s.system: s.failures for s in systems},
         verification=verification,

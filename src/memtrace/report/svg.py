@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from html import escape
 
-from ..attribution.model import ERROR_TYPES, UNDETERMINED
+from ..vocabulary import MEMORY_ERROR_TYPES, ErrorType
 
 #: One colour per error type, stable across charts (colour-blind friendly hues).
 ERROR_COLOURS = {
-    "ExtractionError": "#7b5ea7",
-    "UpdateError": "#e69f00",
-    "DeletionError": "#d55e00",
-    "RetrievalError": "#0072b2",
-    "ResponseError": "#009e73",
-    UNDETERMINED: "#9a9a9a",
+    ErrorType.EXTRACTION: "#7b5ea7",
+    ErrorType.UPDATE: "#e69f00",
+    ErrorType.DELETION: "#d55e00",
+    ErrorType.RETRIEVAL: "#0072b2",
+    ErrorType.RESPONSE: "#009e73",
+    ErrorType.UNDETERMINED: "#9a9a9a",
 }
 _SPARE = ("#cc79a7", "#56b4e9", "#f0e442", "#444444")
 _FONT = 'font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="12"'
@@ -33,9 +33,9 @@ def colour_of(series: str, order: list[str]) -> str:
 
 def series_order(present: set[str]) -> list[str]:
     """Error types in taxonomy order, then any others, then Undetermined."""
-    known = [t for t in ERROR_TYPES if t in present]
-    others = sorted(present - set(ERROR_TYPES) - {UNDETERMINED})
-    return known + others + ([UNDETERMINED] if UNDETERMINED in present else [])
+    known = [t for t in MEMORY_ERROR_TYPES if t in present]
+    others = sorted(present - set(MEMORY_ERROR_TYPES) - {ErrorType.UNDETERMINED})
+    return known + others + ([ErrorType.UNDETERMINED] if ErrorType.UNDETERMINED in present else [])
 
 
 def _open(width: int, height: int, title: str) -> list[str]:

@@ -9,12 +9,11 @@ plugged in. All indexes grow with `add` and keep documents at the position they 
     index.search("where does Caroline live", k=1)   # [Hit(index=0, score=...)]
 """
 
+from ..text import ENGLISH_STOPWORDS, porter_stem, split_cjk, tokenize
 from .base import Hit, Index, top_hits
 from .bm25 import BM25Index
 from .dense import DenseIndex, Embedder, HashingEmbedder, stable_hash
 from .hybrid import DEFAULT_RRF_K, HybridIndex, rrf_fuse
-from .stem import porter_stem
-from .text import ENGLISH_STOPWORDS, split_cjk, tokenize
 
 __all__ = [
     "DEFAULT_RRF_K",

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from ..text import tokenize
 from .base import GrowingIndex, Hit, top_hits
-from .text import tokenize
 
 Tokenizer = Callable[[str], list[str]]
 

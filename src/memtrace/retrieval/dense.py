@@ -19,8 +19,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..text import tokenize
 from .base import GrowingIndex, Hit, top_hits
-from .text import tokenize
 
 
 @runtime_checkable

@@ -11,12 +11,12 @@ import functools
 import re
 from datetime import datetime
 
-import memtrace as mt
-
+from .. import trace
 from ..datasets import Question
 from ..llm import LLMClient
+from ..text import untag
 from .base import Answer, SystemConfig
-from .rules import extract_answer, extract_facts, untag
+from .rules import extract_answer, extract_facts
 
 _SPEAKER_LINE = re.compile(r"^(?P<speaker>[^:\[\]]{1,40}): (?P<text>.*?)(?: \[said on (?P<date>[^\]]+)\])?$")
 
@@ -31,7 +31,7 @@ def answer_question(
     query_var: str | None = None,
 ) -> Answer:
     """Answer from `context` (already retrieved) and record the `answer` operation."""
-    with mt.op("answer", category="response") as op:
+    with trace.op("answer", category="response") as op:
         if query_var:
             op.use(query_var)
         else:

@@ -16,7 +16,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from ..datasets import Conversation, Question, Session, Turn
-from ..graph import MemtraceError
+from ..errors import MemtraceError
 from ..llm import LLMClient
 from ..retrieval import Embedder, HashingEmbedder
 from ..trace import Recorder

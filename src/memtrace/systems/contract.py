@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..datasets import Conversation, sample_conversation
-from ..graph import MemtraceError, Workspace
+from ..errors import MemtraceError
+from ..graph import Workspace
 from .base import MemorySystem, SystemConfig
 from .registry import find_system
 from .replay import replay

@@ -34,11 +34,11 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel
 
-import memtrace as mt
-
+from .. import trace
 from ..datasets import Question, Session
-from ..llm import RECOVERABLE_ERRORS
+from ..errors import RECOVERABLE_ERRORS
 from ..retrieval import Hit, HybridIndex, rrf_fuse, tokenize
+from ..text import format_date, tag_lines, untagged
 from .answering import answer_question
 from .base import TOP_K_GRID, Answer, MemorySystem, Message, SystemConfig
 from .evermemos_prompts import (
@@ -53,7 +53,7 @@ from .evermemos_prompts import (
     ForesightReply,
     SufficiencyReply,
 )
-from .rules import extract_facts, format_date, overlap, tag_lines, untag
+from .rules import extract_facts, overlap
 from .tunable_routes import ANSWER_ROUTES, ANY, EXTRACTION, RETRIEVAL, on
 from .tunables import Grid
 
@@ -135,7 +135,7 @@ class EverMemOSSystem(MemorySystem):
     # -- construction -----------------------------------------------------------------------
 
     def ingest(self, message: Message) -> None:
-        with mt.op("buffer_message", category="construction") as op:
+        with trace.op("buffer_message", category="construction") as op:
             op.use(message.var)
             self.pending.append(message)
             self.buffer.append(tag_lines(message.turn.dia_id, message.text))
@@ -158,7 +158,7 @@ class EverMemOSSystem(MemorySystem):
     def _detect_boundary(self) -> tuple[list[Message], str, str | None]:
         """(messages that close as an episode, why, decision variable); no messages when none close."""
         history, new = self.pending[:-1], self.pending[-1]
-        with mt.op("detect_boundary", category="construction") as op:
+        with trace.op("detect_boundary", category="construction") as op:
             op.use(self.buffer_var)
             shift, reason = False, "first message"
             if history and self.offline:
@@ -210,7 +210,7 @@ class EverMemOSSystem(MemorySystem):
         cell = f"memcell-{self.memcells}"
         session = messages[0].session
         date = format_date(session.when) if session.when else (session.date or "")
-        with mt.op("extract_memcell", category="extraction", memcell=cell, reason=reason) as op:
+        with trace.op("extract_memcell", category="extraction", memcell=cell, reason=reason) as op:
             op.use(self.buffer_var)
             if decision:
                 op.use(decision)
@@ -254,7 +254,7 @@ class EverMemOSSystem(MemorySystem):
             del self.pending[: len(messages)]
             del self.buffer[: len(messages)]
             self.buffer_var = op.mutated(self.buffer, name=BUFFER, category="buffer")
-        with mt.op("index_memcell", category="construction", memcell=cell) as op:
+        with trace.op("index_memcell", category="construction", memcell=cell) as op:
             for _, _, version in new:
                 op.use(version)
             if new:
@@ -308,11 +308,11 @@ class EverMemOSSystem(MemorySystem):
     def answer(self, question: Question) -> Answer:
         k = self.config.top_k
         extra: list[str] = []  # texts a patch put in `retrieved` that no indexed unit holds
-        with mt.op("retrieve_round1", category="retrieval", top_k=k) as op:
+        with trace.op("retrieve_round1", category="retrieval", top_k=k) as op:
             query_var = op.input("question", question.question, category="query")
             hits = self._search(question.question, k)
             hits, retrieved = self._output(op, hits, extra, round=1)
-        with mt.op("check_sufficiency", category="retrieval") as op:
+        with trace.op("check_sufficiency", category="retrieval") as op:
             op.use(query_var)
             op.use(retrieved)
             texts = [self._text_of(h.index, extra) for h in hits]
@@ -322,7 +322,7 @@ class EverMemOSSystem(MemorySystem):
             if value is not decided:
                 sufficient, followups = self._patched_sufficiency(question.question, value)
         if not sufficient and followups:
-            with mt.op("retrieve_round2", category="retrieval", top_k=k, queries=len(followups)) as op:
+            with trace.op("retrieve_round2", category="retrieval", top_k=k, queries=len(followups)) as op:
                 op.use(query_var)
                 op.use(check)
                 rankings = [[h.index for h in hits]]
@@ -379,7 +379,7 @@ class EverMemOSSystem(MemorySystem):
         for i, text in enumerate([*self.texts, *extra]):
             position.setdefault(text, i)
         patched: list[Hit] = []
-        for text in dict.fromkeys(_untagged(t) for t in _texts(value)):
+        for text in dict.fromkeys(untagged(t) for t in _texts(value)):
             if text not in position:
                 extra.append(text)
                 position[text] = len(self.texts) + len(extra) - 1
@@ -450,11 +450,6 @@ def _texts(value: Any) -> list[str]:
     """A (possibly patched) list of memories or queries as non-empty texts."""
     items = value if isinstance(value, list | tuple) else [] if value is None else [value]
     return [text for text in (_text(item) for item in items) if text.strip()]
-
-
-def _untagged(text: str) -> str:
-    """A context text without the message-id tags `_shown` put on its lines."""
-    return "\n".join(untag(line)[1] for line in text.split("\n"))
 
 
 def _numbered(original: list[str], produced: Any) -> list[tuple[int, str]]:

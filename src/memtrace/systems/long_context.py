@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import memtrace as mt
-
+from .. import trace
 from ..datasets import Question
+from ..text import tagged_line
 from .answering import answer_question
 from .base import Answer, MemorySystem, Message, SystemConfig
-from .rules import tagged_line
 from .tunable_routes import ANSWER_ROUTES, RETRIEVAL, UPDATE, on
 from .tunables import Grid
 
@@ -50,7 +49,7 @@ class LongContext(MemorySystem):
         run = self.recorder
         entry = tagged_line(message)
         unit = run.memory(UNIT)
-        with mt.op("memory_update", category="update") as op:
+        with trace.op("memory_update", category="update") as op:
             op.use(message.var)
             entries = [*self.entries, entry]
             if unit.exists:
@@ -59,7 +58,7 @@ class LongContext(MemorySystem):
                 unit.create(entries, by=op)
             self._follow(unit.applied, entries)
         if self.tokens > self.config.max_tokens:
-            with mt.op("trim_memory", category="update", max_tokens=self.config.max_tokens) as op:
+            with trace.op("trim_memory", category="update", max_tokens=self.config.max_tokens) as op:
                 entries, tokens = list(self.entries), self.tokens
                 kept = set(run.kept(UNIT))  # a verifying replay may keep restored evidence lines
                 while tokens > self.config.max_tokens and len(entries) > 1:
@@ -81,7 +80,7 @@ class LongContext(MemorySystem):
 
     def answer(self, question: Question) -> Answer:
         unit = self.recorder.memory(UNIT)
-        with mt.op("retrieve", category="retrieval") as op:
+        with trace.op("retrieve", category="retrieval") as op:
             query = op.input("query", question.question, category="query")
             if unit.exists:
                 op.use(unit.latest_id)

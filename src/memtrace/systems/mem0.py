@@ -24,11 +24,11 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 
-import memtrace as mt
-
+from .. import trace
 from ..datasets import Question, Session
 from ..llm import LLMClient
 from ..retrieval import BM25Index, HybridIndex
+from ..text import format_date, tag_lines
 from ..trace import NoopOp, OpScope
 from .answering import answer_question
 from .base import TOP_K_GRID, Answer, MemorySystem, Message, SystemConfig
@@ -40,7 +40,7 @@ from .mem0_prompts import (
     extraction_request,
     update_request,
 )
-from .rules import content_stems, extract_facts, format_date, tag_lines
+from .rules import content_stems, extract_facts
 from .tunable_routes import ANSWER_ROUTES, ANY, EXTRACTION, RETRIEVAL, UPDATE, on
 from .tunables import Grid
 
@@ -247,7 +247,7 @@ class Mem0System(MemorySystem):
 
     def _extract(self, batch: list[Message], session: Session, date: str | None) -> list[Fact]:
         run = self.recorder
-        with mt.op("extract_facts", category="extraction", messages=len(batch)) as op:
+        with trace.op("extract_facts", category="extraction", messages=len(batch)) as op:
             for message in batch:
                 op.use(message.var)
             date_var = run.latest(f"session_{session.index}.date")
@@ -289,7 +289,7 @@ class Mem0System(MemorySystem):
     def _search_memories(self, fact: Fact) -> tuple[list[Candidate], str | None]:
         run = self.recorder
         k = self.config.update_search_k
-        with mt.op("search_memories", category="retrieval", k=k, method=self.config.update_search) as op:
+        with trace.op("search_memories", category="retrieval", k=k, method=self.config.update_search) as op:
             if fact.var:
                 op.use(fact.var)
             hits = self._similar(fact.text, k)
@@ -337,7 +337,7 @@ class Mem0System(MemorySystem):
     def _decide(
         self, fact: Fact, candidates: list[Candidate], candidates_var: str | None, date: str | None
     ) -> None:
-        with mt.op("update_memory_decision", category="update") as op:
+        with trace.op("update_memory_decision", category="update") as op:
             if fact.var:
                 op.use(fact.var)
             if candidates_var:
@@ -435,7 +435,7 @@ class Mem0System(MemorySystem):
             sources = [*known, *(s for s in fact.sources if s not in known)]
             handle.update({"id": unit, "memory": text or old, "timestamp": date, "sources": sources}, by=op)
         elif kind == "DELETE":
-            with mt.op("delete_memory", category="deletion", unit=unit) as deletion:
+            with trace.op("delete_memory", category="deletion", unit=unit) as deletion:
                 if fact.var:
                     deletion.use(fact.var)
                 handle.delete(by=deletion)
@@ -482,7 +482,7 @@ class Mem0System(MemorySystem):
     def answer(self, question: Question) -> Answer:
         run = self.recorder
         k = self.config.top_k
-        with mt.op("search", category="retrieval", top_k=k, method=self.config.search_method) as op:
+        with trace.op("search", category="retrieval", top_k=k, method=self.config.search_method) as op:
             query = op.input("query", question.question, category="query")
             index, units = self._question_index()
             hits = index.search(question.question, k) if units else []

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..datasets import Question, Session
-from ..graph import MemtraceError
+from ..errors import MemtraceError
 from .adapters.mem0ai import Mem0Tracer, trace
 from .answering import answer_question
 from .base import Answer, MemorySystem, Message, SystemConfig

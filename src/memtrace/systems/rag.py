@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-import memtrace as mt
-
+from .. import trace
 from ..datasets import Question, Session
 from ..retrieval import BM25Index, HybridIndex
+from ..text import tagged_line
 from .answering import answer_question
 from .base import TOP_K_GRID, Answer, MemorySystem, Message, SystemConfig
 from .long_context import estimate_tokens
-from .rules import tagged_line
 from .tunable_routes import ANSWER_ROUTES, EXTRACTION, RETRIEVAL, on
 from .tunables import Grid
 
@@ -65,7 +64,7 @@ class RAGSystem(MemorySystem):
         tokens = estimate_tokens(line)
         if self.buffer and self.buffer_tokens + tokens > self.config.chunk_tokens:
             self._add_document()
-        with mt.op("buffer_message", category="construction") as op:
+        with trace.op("buffer_message", category="construction") as op:
             op.use(message.var)
             self.buffer.append((message.var, line))
             self.buffer_tokens += tokens
@@ -81,7 +80,7 @@ class RAGSystem(MemorySystem):
 
     def _add_document(self) -> None:
         run = self.recorder
-        with mt.op("add_document", category="construction", chunk_tokens=self.config.chunk_tokens) as op:
+        with trace.op("add_document", category="construction", chunk_tokens=self.config.chunk_tokens) as op:
             if self.buffer_var:
                 op.use(self.buffer_var)
             for var, _ in self.buffer:
@@ -103,7 +102,7 @@ class RAGSystem(MemorySystem):
 
     def answer(self, question: Question) -> Answer:
         run = self.recorder
-        with mt.op("retrieve", category="retrieval", top_k=self.config.top_k) as op:
+        with trace.op("retrieve", category="retrieval", top_k=self.config.top_k) as op:
             query = op.input("query", question.question, category="query")
             hits = self.index.search(question.question, self.config.top_k)
             for hit in hits:

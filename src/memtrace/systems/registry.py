@@ -13,7 +13,7 @@ import importlib.util
 import warnings
 from importlib.metadata import entry_points
 
-from ..graph import MemtraceError
+from ..errors import MemtraceError
 from .base import MemorySystem
 from .tunable_routes import Route
 

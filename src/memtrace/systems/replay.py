@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import MemtraceError, NotFoundError
 from ..eval import make_judge
-from ..graph import MemtraceError, NotFoundError, Workspace
+from ..graph import Workspace
 from ..trace import Recorder
 from ..trace.patch import CANCEL, DELETE, Patch, PatchPolicy
 from .registry import find_system, system_class

@@ -11,38 +11,11 @@ from __future__ import annotations
 
 import functools
 import re
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from ..datasets import NOT_MENTIONED
-from ..retrieval import tokenize
+from ..text import format_date, resolve_date, sentences, tokenize
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])")
-_WORD_NUMBERS = {
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "a couple of": 2,
-    "a few": 3,
-}
-_RELATIVE = [
-    (re.compile(r"\byesterday\b", re.I), lambda m: timedelta(days=1)),
-    (re.compile(r"\b(today|tonight|this morning|this evening)\b", re.I), lambda m: timedelta(0)),
-    (re.compile(r"\blast night\b", re.I), lambda m: timedelta(days=1)),
-    (
-        re.compile(r"\b(\d+|one|two|three|four|five|six|seven|a couple of|a few) days? ago\b", re.I),
-        lambda m: timedelta(days=_number(m.group(1))),
-    ),
-    (
-        re.compile(r"\b(\d+|one|two|three|four|a couple of|a few) weeks? ago\b", re.I),
-        lambda m: timedelta(weeks=_number(m.group(1))),
-    ),
-    (re.compile(r"\blast week(end)?\b", re.I), lambda m: timedelta(weeks=1)),
-    (re.compile(r"\blast month\b", re.I), lambda m: timedelta(days=30)),
-]
 _FIRST_PERSON = [
     (re.compile(r"\bI'm\b"), "{s} is"),
     (re.compile(r"\bI've\b"), "{s} has"),
@@ -63,61 +36,6 @@ _CAPITALISED = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of\s+|the\s+|and\s+)?[A-Z][\w
 _NAMED = re.compile(r"\b(?:named|called)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
 _PLACE = re.compile(r"\b(?:to|in|at|from|near)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
 _NUMBER = re.compile(r"\b(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I)
-
-
-def _number(text: str) -> int:
-    text = text.lower()
-    return int(text) if text.isdigit() else _WORD_NUMBERS.get(text, 1)
-
-
-def format_date(when: datetime) -> str:
-    """Dates the way LoCoMo's gold answers write them: '7 May 2023'."""
-    return f"{when.day} {when.strftime('%B')} {when.year}"
-
-
-_TAG = re.compile(r"^\[(?P<id>[^\]\s]+)\] ")
-
-
-def tagged_line(message: object) -> str:
-    """A message as a memory line: '[D1:7] Clara: text [said on 16 April 2023]'.
-
-    The leading message id keeps each line's provenance, so an attributor can tell the evidence
-    message from another one that happens to mention the same words.
-    """
-    turn, when = message.turn, message.session.when  # type: ignore[attr-defined]
-    text = message.text  # type: ignore[attr-defined]
-    return tag_lines(turn.dia_id, f"{text.rstrip()} [said on {format_date(when)}]" if when else text)
-
-
-def tag_lines(message_id: str, text: str) -> str:
-    """Every non-blank line of a message's text prefixed with its id: '[D1:7] ...'.
-
-    A multi-line message must not leave untagged continuation lines behind: those (a bare
-    '[said on 8 May 2023]', say) would pass for any message's line.
-    """
-    lines = [line.strip() for line in text.split("\n") if line.strip()]
-    return "\n".join(f"[{message_id}] {line}" for line in lines) or f"[{message_id}] "
-
-
-def untag(line: str) -> tuple[str | None, str]:
-    """(message id, the line without its id tag)."""
-    match = _TAG.match(line)
-    return (match.group("id"), line[match.end() :]) if match else (None, line)
-
-
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
-
-
-def resolve_date(sentence: str, said_on: datetime | None) -> str | None:
-    """The absolute date a sentence refers to ('two days ago' said on 27 April -> 25 April 2023)."""
-    if said_on is None:
-        return None
-    for pattern, delta in _RELATIVE:
-        match = pattern.search(sentence)
-        if match:
-            return format_date(said_on - delta(match))
-    return None
 
 
 def third_person(sentence: str, speaker: str) -> str:

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import memtrace as mt
-
+from .. import trace
 from ..datasets import Conversation, Question
+from ..errors import RECOVERABLE_ERRORS
 from ..eval import Judge, make_judge
-from ..llm import RECOVERABLE_ERRORS, usage_scope
+from ..llm import usage_scope
 from ..trace import Recorder
 from .base import MemorySystem, Message
 from .snapshots import SnapshotWriter
@@ -80,7 +80,7 @@ def run_conversation(
     """Record `system` ingesting `conversation` and answering its questions into `workspace`."""
     judge = judge if judge is not None else make_judge(client=system.llm)
     started = time.perf_counter()
-    with mt.run(
+    with trace.run(
         workspace,
         name=name or f"{system.name}/{conversation.id}",
         system=system.name,
@@ -127,7 +127,7 @@ def construct(
     """
     done = sum(len(s.turns) for s in conversation.sessions[:from_session])
     for position, session in enumerate(conversation.sessions[from_session:], start=from_session):
-        with mt.op("load_session", category="construction", session=session.index) as op:
+        with trace.op("load_session", category="construction", session=session.index) as op:
             op.output(f"session_{session.index}.date", session.date, category="session_date")
             messages = [
                 Message(
@@ -180,7 +180,7 @@ def answer_questions(
         )
         context: list[str] = []  # what the answer step read; empty when answering failed
         try:
-            with usage_scope(f"case {question.id}") as usage, mt.op("question", category="query") as op:
+            with usage_scope(f"case {question.id}") as usage, trace.op("question", category="query") as op:
                 op.output("question", question.question, category="query")
                 answer = system.answer(question)
                 context = list(answer.context)

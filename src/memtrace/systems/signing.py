@@ -15,15 +15,11 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from ..graph import MemtraceError
+from ..errors import MemtraceError, UntrustedSnapshotError
 
 KEY_FILENAME = ".snapshot-key"
 _MAGIC = b"memtrace-signed-pickle-1\n"
 _DIGEST_SIZE = hashlib.sha256().digest_size
-
-
-class UntrustedSnapshotError(MemtraceError):
-    """A snapshot file that this workspace did not sign, or that changed after it was written."""
 
 
 def workspace_key(workspace: str | Path, *, create: bool = True) -> bytes:

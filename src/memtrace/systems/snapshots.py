@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..datasets import Conversation
-from ..graph import MemtraceError
+from ..errors import MemtraceError
 from ..trace import Recorder
 from .base import MemorySystem
 from .signing import dump_signed, load_signed, workspace_key

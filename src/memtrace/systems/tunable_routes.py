@@ -16,12 +16,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..vocabulary import ErrorType
+
 CASE = 2  # direction decided per case by `answer_direction`
 
-EXTRACTION = frozenset({"ExtractionError"})
-UPDATE = frozenset({"UpdateError", "DeletionError"})
-RETRIEVAL = frozenset({"RetrievalError"})
-RESPONSE = frozenset({"ResponseError"})
+EXTRACTION = frozenset({ErrorType.EXTRACTION})
+UPDATE = frozenset({ErrorType.UPDATE, ErrorType.DELETION})
+RETRIEVAL = frozenset({ErrorType.RETRIEVAL})
+RESPONSE = frozenset({ErrorType.RESPONSE})
 ANY = EXTRACTION | UPDATE | RETRIEVAL | RESPONSE
 
 
@@ -54,7 +56,7 @@ CATEGORY_ROUTES: dict[str, tuple[Route, ...]] = {
 
 
 def routes_for(
-    declared: Sequence[Route], op_name: str, op_category: str | None, error_type: str
+    declared: Sequence[Route], op_name: str, op_category: str | None, error_type: ErrorType
 ) -> list[Route]:
     """The routes among a system's `declared` ones for an attribution at `op_name` with `error_type`."""
     routes = [r for r in declared if op_name in r.ops]

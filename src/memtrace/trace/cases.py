@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..graph.model import Case
+from ..vocabulary import CaseVerdict
 
 if TYPE_CHECKING:
     from .recorder import Recorder
@@ -31,7 +32,7 @@ class CaseHandle:
 
     def judge(self, correct: bool, score: float | None = None, **metadata: Any) -> None:
         """The verdict on the prediction (and the score it came from, e.g. token F1)."""
-        self.case.verdict = "correct" if correct else "wrong"
+        self.case.verdict = CaseVerdict.CORRECT if correct else CaseVerdict.WRONG
         self.case.score = score
         self.case.metadata.update(metadata)
         self.recorder.mark_case_dirty(self.case.id)

@@ -15,10 +15,11 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import FormatError
+from ...errors import FormatError
 from ..store import Store
 
 #: smartcomment's time stamp format (local time, millisecond resolution when it writes one).
@@ -143,3 +144,12 @@ def read_snapshot(store: Store) -> Iterator[sqlite3.Connection]:
     finally:
         conn.rollback()
         conn.close()
+
+
+def vocabulary_word[T: StrEnum](kind: type[T], text: str, where: str, key: str, path: str | Path) -> T:
+    """A word of memtrace's vocabulary (an error type, a verdict), or a FormatError naming the value."""
+    try:
+        return kind(text)
+    except ValueError:
+        known = ", ".join(kind)
+        raise FormatError(path, f"{where}: '{key}' {text!r} is not one of {known}") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ...vocabulary import CaseVerdict
 from . import otel_spans as keys
 from ._otlp_wire import WireSpan
 
@@ -92,7 +93,7 @@ def has_messages(attrs: dict[str, Any]) -> bool:
     return keys.INPUT_MESSAGES in attrs or keys.OUTPUT_MESSAGES in attrs
 
 
-def evaluated_verdict(span: WireSpan) -> tuple[str | None, float | None]:
+def evaluated_verdict(span: WireSpan) -> tuple[CaseVerdict | None, float | None]:
     """The verdict a span's `gen_ai.evaluation.result` events give (labels first, then scores)."""
     for name, _time, attrs in span.events:
         if name != keys.EVALUATION_EVENT:
@@ -103,11 +104,11 @@ def evaluated_verdict(span: WireSpan) -> tuple[str | None, float | None]:
         score = attrs.get(keys.SCORE_VALUE)
         score = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
         if label in _PASS:
-            return "correct", score
+            return CaseVerdict.CORRECT, score
         if label in _FAIL:
-            return "wrong", score
+            return CaseVerdict.WRONG, score
         if score is not None:
-            return ("correct" if score >= 0.5 else "wrong"), score
+            return (CaseVerdict.CORRECT if score >= 0.5 else CaseVerdict.WRONG), score
     return None, None
 
 

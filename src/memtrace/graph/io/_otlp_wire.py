@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import FormatError, MemtraceError
+from ...errors import FormatError, MemtraceError
 
 
 @dataclass(slots=True)

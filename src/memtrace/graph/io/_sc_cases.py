@@ -12,9 +12,10 @@ import time
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from ..errors import FormatError
+from ...errors import FormatError
+from ...vocabulary import CaseVerdict, ErrorType
 from ..model import JUDGE_OP_NAME, QUERY_VAR, Annotation, Case
-from ._common import answer_list, unquote
+from ._common import answer_list, unquote, vocabulary_word
 
 MEMTRACEBENCH_AUTHOR = "memtracebench"
 JUDGE_CATEGORY = "evaluation"
@@ -61,6 +62,8 @@ def annotation_cases(
         evidence = _check(raw.get("source_evidence_ids"), (list,), where, "source_evidence_ids", path, False)
         error_type = _check(raw.get("final_error_type"), (str,), where, "final_error_type", path, False)
         op_id = _check(raw.get("final_op_id"), (str,), where, "final_op_id", path, False)
+        if error_type is not None:
+            error_type = vocabulary_word(ErrorType, error_type, where, "final_error_type", path)
         case_id = _unique(query_id, seen)
         metadata: dict[str, Any] = {"annotation": raw}
         if query_id in nodes:
@@ -75,7 +78,7 @@ def annotation_cases(
                 gold=answer_list(gold),
                 prediction=None if prediction is None else unquote(prediction),
                 prediction_var=prediction_id,
-                verdict="wrong",
+                verdict=CaseVerdict.WRONG,
                 evidence=[str(e) for e in evidence or []],
                 metadata=metadata,
             )
@@ -143,7 +146,7 @@ def judged_cases(
                 gold=answer_list(nodes[found["golden_answers"]]["value"]),
                 prediction=unquote(nodes[found["prediction"]]["value"]),
                 prediction_var=found["prediction"],
-                verdict="wrong" if score == 0.0 else "correct",
+                verdict=CaseVerdict.WRONG if score == 0.0 else CaseVerdict.CORRECT,
                 score=score,
                 evidence=evidence,
                 category=None if category is None else str(category),
@@ -209,6 +212,8 @@ def native_cases(run_id: str, records: Any, path: str) -> list[Case]:
         for key in ("prediction", "prediction_var", "verdict", "category"):
             _check(raw.get(key), (str,), where, key, path, False)
         fields = {key: raw.get(key) for key in _CASE_FIELDS}
+        if fields["verdict"] is not None:
+            fields["verdict"] = vocabulary_word(CaseVerdict, fields["verdict"], where, "verdict", path)
         for key, empty in (("gold", []), ("evidence", []), ("metadata", {})):
             fields[key] = fields[key] if fields[key] is not None else empty
         cases.append(Case(run_id=run_id, **fields))

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import FormatError
+from ...errors import FormatError
 from ..model import MEMORY_ENTRY
 from ._common import parse_sc_time, stable_id
 from ._order import priority_order

@@ -18,15 +18,17 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
+from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import FormatError
+from ...errors import FormatError
+from ...vocabulary import CaseVerdict, ErrorType
 from ..model import Annotation, Run
 from ..rows import RunRows, dumps_or_none, loads_or
 from ..store import CASE_COLUMNS, EDGE_COLUMNS, OP_COLUMNS, VAR_COLUMNS, Store
 from ..values import COMPRESSED_SUFFIX, JSON, REPR, TEXT, content_hash
-from ._common import NESTED_TOO_DEEPLY, open_text, read_snapshot
+from ._common import NESTED_TOO_DEEPLY, open_text, read_snapshot, vocabulary_word
 
 FORMAT = "memtrace-jsonl"
 FORMAT_VERSION = 1
@@ -86,6 +88,11 @@ _FIELDS: dict[str, list[tuple[str, tuple[type, ...], bool]]] = {
         ("author", _OSTR, False),
         ("created_at", _ONUM, False),
     ],
+}
+#: Fields whose values are words of the vocabulary: anything else is refused on import.
+_WORDS: dict[tuple[str, str], type[StrEnum]] = {
+    ("case", "verdict"): CaseVerdict,
+    ("annotation", "error_type"): ErrorType,
 }
 _RUN_FIELDS: list[tuple[str, tuple[type, ...]]] = [
     ("id", _STR),
@@ -275,6 +282,10 @@ def _read(path: Path) -> tuple[Run, dict[str, list[tuple]], list[tuple[str, str,
             end_counts = _typed(path, where, record, "counts", (dict,))
         else:
             values = [_typed(path, where, record, name, types) for name, types, _ in _FIELDS[kind]]
+            for i, (name, _, _) in enumerate(_FIELDS[kind]):
+                word = _WORDS.get((kind, name))
+                if word is not None and values[i] is not None:
+                    values[i] = vocabulary_word(word, values[i], where, name, path)
             for i, (_, types, is_json) in enumerate(_FIELDS[kind]):
                 if is_json:
                     values[i] = dumps_or_none(values[i])

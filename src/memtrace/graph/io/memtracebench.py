@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from ..errors import FormatError
+from ...errors import FormatError
 from ..model import Run
 from ..store import Store
 from .smartcomment import read_smartcomment, write_imported_in

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..errors import MemtraceError
+from ...errors import MemtraceError
+from ...vocabulary import CaseVerdict
 from ..model import MEMORY_ENTRY, Case, Run
 from ..store import Store
 from ..view import GraphView
@@ -95,7 +96,7 @@ def plan_run(
     root = root_span(run, start, end)
     by_op = {s.op_id: s for s in specs}
     cases = store.cases(run.id)
-    judged = [verdict_result(c, content=content) for c in cases if c.verdict in ("correct", "wrong")]
+    judged = [verdict_result(c, content=content) for c in cases if c.verdict in tuple(CaseVerdict)]
     results = [*judged, *evaluations]
     for result in results:
         target = by_op.get(_answer_op(view, cases, result.case_id) or "", root)

@@ -6,7 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import FormatError
+from ...errors import FormatError
+from ...vocabulary import CaseVerdict
 from ._common import answer_list
 
 
@@ -18,7 +19,7 @@ class CaseSpec:
     gold: list[str]
     id: str | None = None
     evidence: list[str] | None = None
-    verdict: str | None = None
+    verdict: CaseVerdict | None = None
 
 
 def read_cases_file(path: str | Path) -> list[CaseSpec]:
@@ -37,8 +38,9 @@ def read_cases_file(path: str | Path) -> list[CaseSpec]:
         if not isinstance(item, dict) or not isinstance(item.get("question"), str):
             raise FormatError(path, f"case {number}: needs a 'question' string")
         verdict = item.get("verdict")
-        if verdict not in (None, "correct", "wrong"):
+        if verdict is not None and verdict not in tuple(CaseVerdict):
             raise FormatError(path, f"case {number}: verdict must be 'correct' or 'wrong', not {verdict!r}")
+        verdict = None if verdict is None else CaseVerdict(verdict)
         specs.append(
             CaseSpec(
                 item["question"],

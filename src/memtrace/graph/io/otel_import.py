@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import FormatError
+from ...errors import FormatError
+from ...vocabulary import CaseVerdict
 from ..model import MEMORY_ENTRY, QUERY_VAR, RUN_COMPLETE, Case, Run
 from ..rows import RunRows, case_row, dumps_or_none
 from ..store import Store
@@ -294,7 +295,7 @@ class _TraceBuilder:
         question: str,
         gold: list[str],
         evidence: list[str] | None,
-        verdict: str | None,
+        verdict: CaseVerdict | None,
     ) -> None:
         outputs = self.written_by_span.get(span.span_id, [])
         prediction_var = outputs[-1] if outputs else None
@@ -305,7 +306,11 @@ class _TraceBuilder:
             method = "otel-evaluation" if verdict else None
         if verdict is None and gold and prediction is not None:
             hit = any(g.casefold() in prediction.casefold() for g in gold)
-            verdict, score, method = ("correct" if hit else "wrong"), float(hit), "gold-contained"
+            verdict, score, method = (
+                (CaseVerdict.CORRECT if hit else CaseVerdict.WRONG),
+                float(hit),
+                "gold-contained",
+            )
         metadata: dict[str, Any] = {"span_id": span.span_id}
         if method:
             metadata["method"] = method

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...vocabulary import CaseVerdict
 from ..model import MEMORY_ENTRY, Case, Operation, Run, VariableVersion
 
 # -- attribute keys (GenAI semantic conventions) -------------------------------------------------
@@ -257,8 +258,8 @@ def root_span(run: Run, start: float, end: float) -> SpanSpec:
 
 def verdict_result(case: Case, *, content: bool) -> EvaluationResult:
     """The judge's verdict on a case as an evaluation of its answer; the texts only with content."""
-    score = case.score if case.score is not None else (1.0 if case.verdict == "correct" else 0.0)
-    label = "pass" if case.verdict == "correct" else "fail"
+    score = case.score if case.score is not None else (1.0 if case.verdict == CaseVerdict.CORRECT else 0.0)
+    label = "pass" if case.verdict == CaseVerdict.CORRECT else "fail"
     if content:
         why = f"question: {case.question!r}; gold: {case.gold!r}; predicted: {case.prediction!r}"
     else:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import FormatError
+from ...errors import FormatError
 from ..model import MEMORY_ENTRY, RUN_COMPLETE, Annotation, Case, Edge, Operation, Run, VariableVersion
 from ..rows import RunRows, case_row, edge_row, op_row, var_row
 from ..store import Store

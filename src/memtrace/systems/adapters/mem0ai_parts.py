@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Literal
 
-from ...graph import MemtraceError
+from ...errors import MemtraceError
 
 Pipeline = Literal["classic", "additive"]
 #: The versions each pipeline was written against (read from their site-packages source).

@@ -81,3 +81,11 @@ def tokenize(text: str, *, stopwords: bool = False, stem: bool = False) -> list[
     if stem:
         tokens = [porter_stem(t) for t in tokens]
     return tokens
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a text: split after '.', '!' or '?' where a capital or a quote starts the next."""
+    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
