@@ -28,7 +28,7 @@ $(VENV)/.installed: pyproject.toml
 	@"$(PYTHON_FOUND)" -m venv $(VENV)
 	@echo "Installing memtrace and its dependencies into $(VENV)/ (first time only; a few minutes)"
 	@$(PY) -m pip install --quiet --upgrade pip
-	@set -o pipefail; $(PY) -m pip install --progress-bar off -e ".[test,bench,plot,otel,mem0ai]" "$(MEM0AI_CLASSIC)" \
+	@set -o pipefail; $(PY) -m pip install --progress-bar off -e ".[test,bench,plot,otel,ui,mem0ai]" "$(MEM0AI_CLASSIC)" \
 		| { grep --line-buffered '^Collecting' | sed -u 's/^Collecting /  /; s/ (from .*//' || true; }
 	@echo "Installed: $(VENV)/bin/memtrace"
 	@touch $@

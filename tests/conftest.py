@@ -129,3 +129,23 @@ def record_small_pipeline(workspace: Path, name: str = "small") -> str:
         case.predict("Paris", var=prediction)
         case.judge(False, score=0.0)
         return run.id
+
+
+@pytest.fixture(scope="session")
+def sample_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """mem0 over the sample conversation, with flow attributions and three replay verifications
+    (the web UI's tests share it)."""
+    from typer.testing import CliRunner
+
+    from memtrace.cli.app import app
+
+    path = tmp_path_factory.mktemp("ui") / "ws"
+    runner = CliRunner()
+    for args in (
+        ["run", str(path), "--system", "mem0", "--dataset", "sample"],
+        ["attribute", str(path)],
+        ["verify", str(path), "--limit", "3"],
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+    return path

@@ -15,7 +15,8 @@ import pytest
 
 import memtrace as mt
 from memtrace.graph import Case, Edge, Operation, Run, VariableVersion
-from memtrace.trace import InMemorySink, Patch, PatchPolicy, Recorder, Sink
+from memtrace.graph.rows import edge_row, op_row, var_row
+from memtrace.trace import InMemorySink, Patch, PatchPolicy, Recorder, RowSink, Sink
 from memtrace.trace.patch import CANCEL, DELETE, MemoryAction, MemoryChange
 
 
@@ -174,3 +175,115 @@ def test_patches_round_trip_through_json_and_read_the_older_markers() -> None:
         Patch.from_json({"memory": {"a": {"action": "erase"}}})
     with pytest.raises(ValueError, match="unknown key"):
         Patch.from_json({"output": {}})
+
+
+class RowLog:
+    """A test-only `RowSink`: takes the frequent events as row tuples, the rest as for any sink."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[tuple]] = {"op": [], "var": [], "edge": [], "blob": []}
+        self.model_events: list[str] = []
+
+    def add_op_row(self, row: tuple) -> None:
+        self.rows["op"].append(row)
+
+    def add_var_row(self, row: tuple) -> None:
+        self.rows["var"].append(row)
+
+    def add_edge_row(self, row: tuple) -> None:
+        self.rows["edge"].append(row)
+
+    def add_blob_row(self, row: tuple[str, str, bytes]) -> None:
+        self.rows["blob"].append(row)
+
+    def run_started(self, run: Run) -> None:
+        self.model_events.append("run_started")
+
+    def op_started(self, op: Operation) -> None:
+        self.model_events.append("op_started")
+
+    def blob_added(self, digest: str, encoding: str, data: bytes) -> None:
+        self.model_events.append("blob_added")
+
+    def version_written(self, version: VariableVersion, value: Any) -> None:
+        self.model_events.append("version_written")
+
+    def edge_added(self, edge: Edge) -> None:
+        self.model_events.append("edge_added")
+
+    def op_ended(self, op: Operation, inputs: Sequence[str], outputs: Sequence[str]) -> None:
+        self.model_events.append("op_ended")
+
+    def case_updated(self, case: Case) -> None:
+        self.model_events.append("case_updated")
+
+    def flush(self) -> None:
+        self.model_events.append("flush")
+
+    def run_ended(self, run: Run) -> None:
+        self.model_events.append("run_ended")
+
+
+def _record_every_kind_of_event(run: Recorder) -> None:
+    """Inputs (one reused), outputs with metadata, a mutation, memory create/update/delete, a failure."""
+    with mt.op("extract", category="extraction", model="rules") as op:
+        op.input("message", "Clara moved to Lisbon", category="message")
+        op.input("prompt", "extract facts")
+        op.output("facts", ["Clara lives in Lisbon"], confidence=0.9)
+    with mt.op("extract", category="extraction") as op:
+        op.input("prompt", "extract facts")  # the same content: the version is reused, one more edge
+        notes = ["a"]
+        op.mutated(notes, name="notes")
+        notes.append("b")
+        op.mutated(notes)
+    with mt.op("store", category="memory_update") as op:
+        unit = run.memory("mem-1")
+        unit.create("Clara lives in Lisbon", by=op, source="extract#1")
+        unit.update("Clara lives in Porto", by=op)
+        run.memory("mem-2").create("temporary", by=op)
+        run.memory("mem-2").delete(by=op)
+    with pytest.raises(ValueError), mt.op("explode"):
+        raise ValueError("boom")
+
+
+def test_the_journal_rows_and_a_plain_sinks_objects_describe_the_same_run(workspace: Path) -> None:
+    """The journal takes rows built inline and a plain sink model objects: the two must agree."""
+    sink = InMemorySink()
+    with mt.run(workspace, name="both", sinks=[sink]) as run:
+        _record_every_kind_of_event(run)
+    with mt.open(workspace) as ws:
+        run_id = ws.run("both").id
+        stored_ops = ws.store.ops(run_id)
+        stored_vars = ws.store.variables(run_id)
+        stored_edges = ws.store.edges(run_id)
+    assert stored_ops == sorted(sink.ops.values(), key=lambda op: op.seq)
+    assert stored_vars == sorted(sink.versions.values(), key=lambda v: v.seq)
+    assert stored_edges == sink.edges
+    assert [op.status for op in stored_ops] == ["ok", "ok", "ok", "error"]
+    assert stored_ops[0].metadata == {"model": "rules"}
+    assert [v.metadata for v in stored_vars if v.metadata] == [
+        {"confidence": 0.9},
+        {"mutation": True},
+        {"mutation": True},
+        {"source": "extract#1"},
+    ]
+    assert [v.id for v in stored_vars if v.deleted] == ["mem-2@2"]
+    assert sink.op_io["extract#5"] == (["prompt@1", "notes@1"], ["notes@1", "notes@2"])
+
+
+def test_a_row_sink_gets_rows_and_no_model_objects_for_the_frequent_events(tmp_path: Path) -> None:
+    rows = RowLog()
+    plain = InMemorySink()
+    assert isinstance(rows, RowSink) and not isinstance(plain, RowSink)
+    with mt.run(None, name="rows", sinks=[rows, plain]) as run:
+        _record_every_kind_of_event(run)
+        run.case("Where does Clara live?", gold="Porto", id="q1").predict("Porto")
+    # Only the rare events arrive as for a plain sink; each operation's row arrives once, at its end.
+    assert set(rows.model_events) == {"run_started", "case_updated", "run_ended"}
+    assert [row[1] for row in rows.rows["op"]] == [op.id for op in plain.ops.values()]
+    assert rows.rows["op"] == [op_row(op) for op in plain.ops.values()]
+    assert rows.rows["var"] == [var_row(v) for v in plain.versions.values()]
+    assert rows.rows["edge"] == [edge_row(e) for e in plain.edges]
+    assert {digest for digest, _, _ in rows.rows["blob"]} == {
+        v.blob for v in plain.versions.values() if v.blob
+    }

@@ -92,6 +92,25 @@ def test_a_version_1_workspace_is_migrated_and_keeps_its_data(workspace: Path) -
     columns = {r[1] for r in store.conn.execute("PRAGMA table_info(attributions)")}
     assert "revised_from" in columns and "pending_prefixes" in tables
     assert {"flow_confirmed", "answer_confirmed", "verification"} <= columns
+    indexes = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    assert "annotations_case" in indexes
+
+
+def test_annotations_are_added_listed_per_case_and_removed(workspace: Path, small_run: str) -> None:
+    from memtrace.graph import Annotation
+
+    store = Store(workspace)
+    first = store.add_annotation(
+        Annotation(small_run, "q1", "UpdateError", "update_memory#5", "lost", "ana", 1.0)
+    )
+    second = store.add_annotation(Annotation(small_run, "q2", "JudgeError", None, None, None, 2.0))
+    assert first.id is not None and second.id is not None and first.id != second.id
+    assert [a.case_id for a in store.annotations(small_run)] == ["q1", "q2"]
+    assert store.annotations(small_run, "q1") == [first]
+    assert store.delete_annotation(first.id) and not store.delete_annotation(first.id)
+    assert store.annotations(small_run) == [second]
+    store.delete_run(small_run)
+    assert store.annotations() == []
 
 
 def test_two_stores_opening_a_new_workspace_at_once_both_succeed(workspace: Path) -> None:

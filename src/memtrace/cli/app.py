@@ -164,6 +164,13 @@ def export(
         Path | None,
         typer.Option("--out", "-o", help="Output file (default: <run>.<ext>; otlp: .json or protobuf)."),
     ] = None,
+    annotations: Annotated[
+        bool,
+        typer.Option(
+            "--annotations",
+            help="Put the run's human labels at data.annotations (MemTraceBench annotation format).",
+        ),
+    ] = False,
     endpoint: Annotated[
         str | None,
         typer.Option(help="otlp: the OTLP receiver, e.g. http://127.0.0.1:4318 (grpc: 127.0.0.1:4317)."),
@@ -186,6 +193,8 @@ def export(
     run = require(run_value, "RUN")
     if format not in ("smartcomment", "jsonl", "otlp"):
         raise MemtraceError(f"unknown export format {format!r} (choose smartcomment, jsonl or otlp)")
+    if annotations and format != "smartcomment":
+        raise MemtraceError("--annotations needs --format smartcomment (MemTraceBench's format)")
     if format == "otlp":
         from .otel_cmd import export_run
 
@@ -200,10 +209,28 @@ def export(
         suffix = "json" if format == "smartcomment" else "jsonl"
         target = out or Path(f"{safe_filename(record.name, fallback=record.id)}.{suffix}")
         if format == "smartcomment":
-            write_smartcomment(ws.store, record.id, target)
+            counts = write_smartcomment(ws.store, record.id, target, annotations=annotations)
         else:
             write_jsonl(ws.store, record.id, target)
-    console.print(f"exported run {record.id} ({record.name}) as {format} to {target}")
+    labelled = f" with {counts.get('annotations', 0)} annotation(s)" if annotations else ""
+    console.print(f"exported run {record.id} ({record.name}) as {format}{labelled} to {target}")
+
+
+@app.command()
+def ui(
+    workspace_arg: WorkspaceArgument = None,
+    workspace_alias: WorkspaceAlias = None,
+    port: Annotated[int, typer.Option("--port", "-p", help="Port on 127.0.0.1 (0: any free one).")] = 8765,
+) -> None:
+    """Browse a workspace in the web UI: runs, failed cases, memory evolution, annotations."""
+    try:
+        from ..ui.server import serve
+    except ImportError as exc:
+        raise MemtraceError(
+            f"the web UI needs its extra ({exc.name} is not installed): pip install 'memtrace[ui]'"
+        ) from None
+    workspace = resolve_workspace(workspace_arg, workspace_alias)
+    serve(workspace, port=port, announce=lambda url: console.print(f"memtrace ui: {url}  (Ctrl-C stops)"))
 
 
 @app.command()

@@ -101,6 +101,30 @@ def load_attributions(
     ]
 
 
+@dataclass(slots=True, frozen=True)
+class AttributionSummary:
+    """An attribution's verdict without its path and explanation: what tables list."""
+
+    run_id: str
+    case_id: str
+    method: str
+    op_id: str | None
+    error_type: str
+    verified: str | None
+
+
+def load_attribution_summaries(
+    conn: sqlite3.Connection, run_id: str | None = None
+) -> list[AttributionSummary]:
+    """Stored attributions' verdicts in the order stored, cheap enough for every run at once."""
+    sql = "SELECT run, case_id, method, op, error_type, verified FROM attributions"
+    if run_id is None:
+        rows = conn.execute(sql + " ORDER BY id").fetchall()
+    else:
+        rows = conn.execute(sql + " WHERE run=? ORDER BY id", (run_id,)).fetchall()
+    return [AttributionSummary(*row) for row in rows]
+
+
 def _json(value: Any) -> str:
     return dumps_or_none(value) or ("[]" if isinstance(value, list) else "{}")
 

@@ -1,6 +1,7 @@
 """The journal sink: a run's events appended to its journal file, indexed into the workspace's SQLite store.
 
-It implements trace/'s `Sink` protocol (structurally: graph/ imports nothing above it). Recording
+It implements trace/'s `Sink` protocol and its row fast path `RowSink` (structurally: graph/ imports
+nothing above it), so the recorder hands it row tuples and builds no model object for it. Recording
 only appends row tuples to lists; every `flush_every` rows, and when the run closes, a batch goes to
 `<workspace>/journal/<run>.jnl` (journal.py), and the next `Store` opened on the workspace moves the
 frames into the tables. A run that ends without closing keeps what was flushed.
@@ -40,32 +41,46 @@ class JournalSink:
         self._dirty_cases: dict[str, Case] = {}
         self._pending = 0
         self._flush_lock = threading.Lock()
+        # RowSink: an edge or a blob needs no bookkeeping, so the list's own append is the whole
+        # method (one C call per event). `_take` empties the lists in place, so these stay bound.
+        self.add_edge_row = self._edges.append
+        self.add_blob_row = self._blobs.append
 
     def run_started(self, run: Run) -> None:
         if self._insert_run:
             self.store.insert_run(run)
         self._journal = JournalWriter(journal_path(self.store.path.parent, run.id))
 
+    # -- RowSink: what the recorder calls (add_edge_row and add_blob_row are bound in __init__) --
+
+    def add_var_row(self, row: tuple) -> None:
+        self._vars.append(row)
+        self._pending += 2  # the version and, nearly always, its edge
+        if self._pending >= self.flush_every:
+            self.flush()
+
+    def add_op_row(self, row: tuple) -> None:
+        self._ops.append(row)
+        self._pending += 1
+        if self._pending >= self.flush_every:
+            self.flush()
+
+    # -- Sink: the same events as model objects, for a caller that hands it those ---------------
+
     def op_started(self, op: Operation) -> None:
         return None  # the row is written once, when the operation ends
 
     def blob_added(self, digest: str, encoding: str, data: bytes) -> None:
-        self._blobs.append((digest, encoding, data))
+        self.add_blob_row((digest, encoding, data))
 
     def version_written(self, version: VariableVersion, value: Any) -> None:
-        self._vars.append(var_row(version))
-        self._pending += 2
-        if self._pending >= self.flush_every:
-            self.flush()
+        self.add_var_row(var_row(version))
 
     def edge_added(self, edge: Edge) -> None:
-        self._edges.append(edge_row(edge))
+        self.add_edge_row(edge_row(edge))
 
     def op_ended(self, op: Operation, inputs: Sequence[str], outputs: Sequence[str]) -> None:
-        self._ops.append(op_row(op))
-        self._pending += 1
-        if self._pending >= self.flush_every:
-            self.flush()
+        self.add_op_row(op_row(op))
 
     def case_updated(self, case: Case) -> None:
         self._dirty_cases[case.id] = case

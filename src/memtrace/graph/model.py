@@ -142,6 +142,8 @@ class Annotation:
     note: str | None = None
     author: str | None = None
     created_at: float = 0.0
+    #: The store's row id (None until stored): a label is removed by it.
+    id: int | None = None
 
 
 @dataclass(slots=True)

@@ -131,20 +131,37 @@ class GraphQueries(ABC):
         """Everything derived from the node, nearest first."""
         return self._walk(node_id, "down", depth)
 
-    def lifecycle(self, unit: str) -> list[LifecycleEntry]:
-        """The versions of a memory unit (or any variable) with the operations that made them."""
+    def lifecycle(self, unit: str, *, values: bool = True) -> list[LifecycleEntry]:
+        """The versions of a memory unit (or any variable) with the operations that made them.
+
+        `values=False` leaves every entry's value None: a long-context window with a thousand
+        growing versions is cheap to list but costly to decode whole.
+        """
         versions = self.versions(unit)
         if not versions:
             raise NotFoundError(f"run {self.run.id}: no variable {unit!r}")
-        values = self.values(versions)
+        decoded = self.values(versions) if values else {}
         producers = self._neighbours("var", [v.id for v in versions], "up")
+        makers = {
+            version.id: min(producers[version.id], key=lambda pair: pair[1])[0]
+            for version in versions
+            if producers.get(version.id)
+        }
+        ops = self.ops_by_id(set(makers.values()))
         entries = []
         for i, version in enumerate(versions):
-            made_by = sorted(producers.get(version.id, []), key=lambda pair: pair[1])
-            op = self.op(made_by[0][0]) if made_by else None
+            op = ops.get(makers[version.id]) if version.id in makers else None
             change = "delete" if version.deleted else ("create" if i == 0 else "update")
-            entries.append(LifecycleEntry(version, op, values.get(version.id), change))
+            entries.append(LifecycleEntry(version, op, decoded.get(version.id), change))
         return entries
+
+    def ops_by_id(self, op_ids: Iterable[str]) -> dict[str, Operation]:
+        """Many operations by id (ids naming no operation are left out)."""
+        found = {}
+        for op_id in op_ids:
+            if self.has_op(op_id):
+                found[op_id] = self.op(op_id)
+        return found
 
     def memory_values_at(self, seq: int | None = None) -> dict[str, Any]:
         """The memory state as of a seq, as unit name -> value."""
@@ -228,6 +245,17 @@ class Graph(GraphQueries):
         if row is None:
             raise NotFoundError(f"run {self.run.id}: no operation {op_id!r}")
         return op_from_row(row)
+
+    def ops_by_id(self, op_ids: Iterable[str]) -> dict[str, Operation]:
+        """Many operations in few queries (a long-context window's thousand versions each have one)."""
+        wanted = list(op_ids)
+        found: dict[str, Operation] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for op in self.store.ops(self.run.id, f"AND id IN ({marks})", chunk):
+                found[op.id] = op
+        return found
 
     def var(self, var_id: str) -> VariableVersion:
         row = self._conn.execute(

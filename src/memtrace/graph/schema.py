@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import WorkspaceError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -101,6 +101,10 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE attributions ADD COLUMN verification TEXT;
     DELETE FROM attributions WHERE revised_from IS NOT NULL;
     UPDATE attributions SET verified = NULL, replay_run = NULL;
+    """,
+    # 6: human labels are read per case (the web UI's case page), in the order recorded.
+    6: """
+    CREATE INDEX IF NOT EXISTS annotations_case ON annotations(run, case_id, id);
     """,
 }
 

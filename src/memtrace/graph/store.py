@@ -14,8 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AmbiguousRunError, NotFoundError, WorkspaceError
-from .annotations import insert_annotations_in, load_annotations
-from .attributions import AttributionRow, load_attribution, load_attributions, save_attribution_in
+from .annotations import add_annotation_in, delete_annotation_in, insert_annotations_in, load_annotations
+from .attributions import (
+    AttributionRow,
+    AttributionSummary,
+    load_attribution,
+    load_attribution_summaries,
+    load_attributions,
+    save_attribution_in,
+)
 from .checkpoints import rebuild_checkpoints
 from .connect import connect_read_only, connect_writable, is_writable
 from .copying import defer_prefix, latest_versions, materialize_prefix, pending_prefix
@@ -201,8 +208,19 @@ class Store:
         """Insert annotations inside a transaction the caller holds."""
         insert_annotations_in(conn, annotations)
 
-    def annotations(self, run_id: str | None = None) -> list[Annotation]:
-        return load_annotations(self.conn, run_id)
+    def add_annotation(self, annotation: Annotation) -> Annotation:
+        """Record one label (a person's, from the web UI); returns it with its id."""
+        with self.transaction() as conn:
+            return add_annotation_in(conn, annotation)
+
+    def delete_annotation(self, annotation_id: int) -> bool:
+        """Remove one label by id; False when there was none."""
+        with self.transaction() as conn:
+            return delete_annotation_in(conn, annotation_id)
+
+    def annotations(self, run_id: str | None = None, case_id: str | None = None) -> list[Annotation]:
+        """Labels in the order they were recorded: all, one run's, or one case's."""
+        return load_annotations(self.conn, run_id, case_id)
 
     @staticmethod
     def insert_run_in(conn: sqlite3.Connection, run: Run) -> None:
@@ -288,6 +306,10 @@ class Store:
     def attributions(self, run_id: str | None = None, method: str | None = None) -> list[AttributionRow]:
         """Stored attributions in the order first stored, optionally of one run and/or one method."""
         return load_attributions(self.conn, run_id, method)
+
+    def attribution_summaries(self, run_id: str | None = None) -> list[AttributionSummary]:
+        """Every stored attribution's verdict without its path: cheap for listing all runs."""
+        return load_attribution_summaries(self.conn, run_id)
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -420,6 +442,25 @@ class Store:
         ):
             of(run_id).cases, of(run_id).failed = n, failed or 0
         return counts
+
+    def verdict_counts(self) -> dict[str, dict[str | None, int]]:
+        """Per run, how many cases have each verdict (None: not judged), without reading the cases."""
+        counts: dict[str, dict[str | None, int]] = {}
+        for run_id, verdict, n in self.conn.execute(
+            "SELECT run, verdict, COUNT(*) FROM cases GROUP BY run, verdict"
+        ):
+            counts.setdefault(run_id, {})[verdict] = n
+        return counts
+
+    def max_seq(self, run_id: str) -> int:
+        """The last seq given in a run (0 for an empty run): the end of its time axis."""
+        self.complete(run_id)
+        row = self.conn.execute(
+            "SELECT MAX(m) FROM (SELECT MAX(seq) AS m FROM ops WHERE run=?"
+            " UNION ALL SELECT MAX(seq) FROM vars WHERE run=?)",
+            (run_id, run_id),
+        ).fetchone()
+        return int(row[0] or 0)
 
     def count(self, table: str, run_id: str) -> int:
         self.complete(run_id)

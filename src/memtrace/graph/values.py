@@ -40,6 +40,7 @@ else:  # pragma: no cover - CPython always has the C accelerator
 
 _blake2b = hashlib.blake2b
 _JSON_SCALARS = (int, float, bool, type(None))
+_JSON_TYPES = (dict, list, tuple, *_JSON_SCALARS)  # built once: a literal here rebuilt it per value
 _PERSON = {name: name.encode() for name in (TEXT, JSON, REPR)}
 
 # Strings cache their hash, so looking one up here is cheaper than hashing its bytes again:
@@ -59,7 +60,7 @@ def encode_value(value: Any) -> tuple[str, str, bytes]:
             _text_cache.clear()
         _text_cache[value] = encoded
         return encoded
-    if isinstance(value, (dict, list, tuple, *_JSON_SCALARS)):
+    if isinstance(value, _JSON_TYPES):
         try:
             return _finish(JSON, fast_json(value).encode("utf-8", "surrogatepass"))
         except (TypeError, ValueError, RecursionError):
@@ -73,7 +74,8 @@ def content_hash(encoding: str, data: bytes) -> str:
 
 
 def _finish(encoding: str, data: bytes) -> tuple[str, str, bytes]:
-    digest = content_hash(encoding, data)
+    # content_hash inlined: this runs for every new value recorded.
+    digest = _blake2b(data, digest_size=16, person=_PERSON[encoding]).hexdigest()
     if len(data) > COMPRESS_ABOVE:
         return digest, encoding + COMPRESSED_SUFFIX, zlib.compress(data, 1)
     return digest, encoding, data

@@ -7,7 +7,7 @@ from .memory import MemoryUnit
 from .patch import MemoryAction, MemoryChange, Patch, PatchPolicy
 from .recorder import Recorder
 from .scope import NOOP_OP, NoopOp, OpScope
-from .sink import Sink
+from .sink import RowSink, Sink
 
 __all__ = [
     "NOOP_OP",
@@ -21,6 +21,7 @@ __all__ = [
     "Patch",
     "PatchPolicy",
     "Recorder",
+    "RowSink",
     "Sink",
     "current_op",
     "current_run",

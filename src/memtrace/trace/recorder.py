@@ -15,7 +15,7 @@ import time
 import traceback
 import uuid
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,15 +26,15 @@ from ..graph.model import (
     RUN_RUNNING,
     Case,
     Edge,
-    Operation,
     Run,
     VariableVersion,
 )
+from ..graph.rows import dumps_or_none
 from ..graph.store import Store
 from ..graph.values import encode_value
 from .context import current_run_var, open_runs
 from .patch import Patch, PatchPolicy
-from .sink import Sink
+from .sink import RowSink, Sink
 
 if TYPE_CHECKING:
     from .cases import CaseHandle
@@ -111,13 +111,21 @@ class Recorder:
             self._journal = JournalSink(self.store, insert_run=resume_from is None)
         self.sinks: tuple[Sink, ...] = ((self._journal,) if self._journal is not None else ()) + tuple(sinks)
         self.next_seq = itertools.count(start_seq).__next__
-        # The sinks' event methods, bound once: recording calls them for every event.
-        self._on_op_started = tuple(s.op_started for s in self.sinks)
-        self._on_op_ended = tuple(s.op_ended for s in self.sinks)
-        self._on_blob = tuple(s.blob_added for s in self.sinks)
-        self._on_version = tuple(s.version_written for s in self.sinks)
-        self._on_edge = tuple(s.edge_added for s in self.sinks)
-        self._on_case = tuple(s.case_updated for s in self.sinks)
+        # The sinks' event methods, bound once: recording calls them for every event. A row sink
+        # (the journal) gets row tuples; model objects are built only when a plain sink is attached.
+        # Each is None when no sink wants that event, the sink's own method when one does.
+        row_sinks = [s for s in self.sinks if isinstance(s, RowSink)]
+        model_sinks = [s for s in self.sinks if not isinstance(s, RowSink)]
+        self._op_row = _fan_out([s.add_op_row for s in row_sinks])
+        self._var_row = _fan_out([s.add_var_row for s in row_sinks])
+        self._edge_row = _fan_out([s.add_edge_row for s in row_sinks])
+        self._blob_row = _fan_out([s.add_blob_row for s in row_sinks])
+        self._on_op_started = _fan_out([s.op_started for s in model_sinks])
+        self._on_op_ended = _fan_out([s.op_ended for s in model_sinks])
+        self._on_version = _fan_out([s.version_written for s in model_sinks])
+        self._on_edge = _fan_out([s.edge_added for s in model_sinks])
+        self._on_blob = _fan_out([s.blob_added for s in model_sinks])
+        self._on_case = _fan_out([s.case_updated for s in self.sinks])
         self._cases: dict[str, Case] = {}
         self._seen_blobs: set[str] = set()
         self._tracked: dict[int, str] = {}
@@ -171,11 +179,14 @@ class Recorder:
 
     def blob_for(self, value: Any) -> str:
         """Content-address a value; the sinks get its encoding the first time this hash is seen."""
-        digest, encoding, data = encode_value(value)
+        encoded = encode_value(value)
+        digest = encoded[0]
         if digest not in self._seen_blobs:
             self._seen_blobs.add(digest)
-            for emit in self._on_blob:
-                emit(digest, encoding, data)
+            if self._blob_row is not None:
+                self._blob_row(encoded)
+            if self._on_blob is not None:
+                self._on_blob(*encoded)
         return digest
 
     def new_version(
@@ -197,11 +208,27 @@ class Recorder:
             if blob is not None:
                 self._by_blob[blob] = var_id
             seq = self.next_seq()
-        written = VariableVersion(
-            self.id, var_id, name, version, seq, category, blob, deleted, _now(), metadata or {}
-        )
-        for emit in self._on_version:
-            emit(written, value)
+        now = _now()
+        if self._var_row is not None:
+            self._var_row(
+                (
+                    self.id,
+                    var_id,
+                    name,
+                    version,
+                    seq,
+                    category,
+                    blob,
+                    1 if deleted else 0,
+                    now,
+                    dumps_or_none(metadata) if metadata else None,
+                )
+            )
+        if self._on_version is not None:
+            written = VariableVersion(
+                self.id, var_id, name, version, seq, category, blob, deleted, now, metadata or {}
+            )
+            self._on_version(written, value)
         return var_id
 
     def latest(self, name: str) -> tuple[int, str | None, str, bool] | None:
@@ -214,20 +241,13 @@ class Recorder:
 
     def edge(self, op_id: str, var_id: str, role: str) -> None:
         """Operation `op_id` read (role "in") or wrote ("out") version `var_id`."""
-        scope = self._open_ops.get(op_id)
-        if scope is not None:
-            (scope.inputs if role == "in" else scope.outputs).append(var_id)
-        edge = Edge(self.id, op_id, var_id, role)  # type: ignore[arg-type]
-        for emit in self._on_edge:
-            emit(edge)
-
-    def op_started(self, op: Operation) -> None:
-        for emit in self._on_op_started:
-            emit(op)
-
-    def op_finished(self, op: Operation, inputs: list[str], outputs: list[str]) -> None:
-        for emit in self._on_op_ended:
-            emit(op, inputs, outputs)
+        if self._edge_row is not None:
+            self._edge_row((self.id, op_id, var_id, role, None, None))
+        if self._on_edge is not None:
+            scope = self._open_ops.get(op_id)
+            if scope is not None:
+                (scope.inputs if role == "in" else scope.outputs).append(var_id)
+            self._on_edge(Edge(self.id, op_id, var_id, role))  # type: ignore[arg-type]
 
     def track(self, obj: object, name: str) -> None:
         """Remember which variable an object is, so `op.mutated(obj)` needs no name."""
@@ -274,9 +294,8 @@ class Recorder:
 
     def mark_case_dirty(self, case_id: str) -> None:
         """A case was registered, predicted or judged: the sinks hear of it now."""
-        case = self._cases[case_id]
-        for emit in self._on_case:
-            emit(case)
+        if self._on_case is not None:
+            self._on_case(self._cases[case_id])
 
     def flush(self) -> None:
         """Ask every sink to write out what it buffers."""
@@ -338,6 +357,21 @@ class Recorder:
 
 
 _now = time.time
+
+
+def _fan_out[**P](methods: Sequence[Callable[P, None]]) -> Callable[P, None] | None:
+    """One callable for an event: None when no sink takes it, the method itself for one sink."""
+    if not methods:
+        return None
+    if len(methods) == 1:
+        return methods[0]
+    every = tuple(methods)
+
+    def emit(*args: P.args, **kwargs: P.kwargs) -> None:
+        for method in every:
+            method(*args, **kwargs)
+
+    return emit
 
 
 _live_recorders: weakref.WeakSet[Recorder] = weakref.WeakSet()

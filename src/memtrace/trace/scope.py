@@ -12,11 +12,14 @@ import traceback
 from typing import TYPE_CHECKING, Any
 
 from ..graph.model import Edge, Operation
+from ..graph.rows import dumps_or_none
 from .context import current_op_var
 from .sink import OP_RUNNING
 
 if TYPE_CHECKING:
     from .recorder import Recorder
+
+_now = time.time  # bound once: read at every operation's start and end
 
 
 class OpScope:
@@ -44,9 +47,6 @@ class OpScope:
         self.category = category
         self.metadata = metadata
         self.ended = False
-        #: Version ids this operation read and wrote while open, in order (handed to sinks at its end).
-        self.inputs: list[str] = []
-        self.outputs: list[str] = []
 
     def __enter__(self) -> OpScope:
         recorder = self.recorder
@@ -54,25 +54,29 @@ class OpScope:
         self.id = f"{self.name}#{self.seq}"
         parent = current_op_var.get()
         self.parent_id = parent.id if parent is not None and parent.recorder is recorder else None
-        self.started_at = time.time()
+        self.started_at = _now()
         if recorder.capture_source:
             frame = sys._getframe(1)
             self.metadata["source"] = f"{frame.f_code.co_filename}:{frame.f_lineno}"
         self._token = current_op_var.set(self)
+        if recorder._on_op_started is not None:  # a plain sink is attached: it gets model objects
+            #: Version ids read and written while open, in order (handed to plain sinks at the end).
+            self.inputs: list[str] = []
+            self.outputs: list[str] = []
+            self.operation = Operation(
+                recorder.id,
+                self.id,
+                self.seq,
+                self.name,
+                self.category,
+                self.parent_id,
+                self.started_at,
+                None,
+                OP_RUNNING,
+                self.metadata,
+            )
+            recorder._on_op_started(self.operation)
         recorder._open_ops[self.id] = self
-        self.operation = Operation(
-            recorder.id,
-            self.id,
-            self.seq,
-            self.name,
-            self.category,
-            self.parent_id,
-            self.started_at,
-            None,
-            OP_RUNNING,
-            self.metadata,
-        )
-        recorder.op_started(self.operation)
         return self
 
     def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: object) -> None:
@@ -89,10 +93,28 @@ class OpScope:
         self.ended = True
         recorder = self.recorder
         recorder._open_ops.pop(self.id, None)
-        operation = self.operation
-        operation.ended_at = time.time()
-        operation.status = status
-        recorder.op_finished(operation, self.inputs, self.outputs)
+        ended_at = _now()
+        if recorder._op_row is not None:
+            metadata = self.metadata
+            recorder._op_row(
+                (
+                    recorder.id,
+                    self.id,
+                    self.seq,
+                    self.parent_id,
+                    self.name,
+                    self.category,
+                    self.started_at,
+                    ended_at,
+                    status,
+                    dumps_or_none(metadata) if metadata else None,
+                )
+            )
+        if recorder._on_op_ended is not None:
+            operation = self.operation
+            operation.ended_at = ended_at
+            operation.status = status
+            recorder._on_op_ended(operation, self.inputs, self.outputs)
 
     def abandon(self, reason: str) -> None:
         """Record an operation that never finished (its run closed first)."""
@@ -111,10 +133,11 @@ class OpScope:
             var_id = latest[2]
         else:
             var_id = recorder.new_version(name, blob, category, metadata=metadata or None, value=value)
-        self.inputs.append(var_id)
-        edge = Edge(recorder.id, self.id, var_id, "in")
-        for emit in recorder._on_edge:
-            emit(edge)
+        if recorder._edge_row is not None:
+            recorder._edge_row((recorder.id, self.id, var_id, "in", None, None))
+        if recorder._on_edge is not None:
+            self.inputs.append(var_id)
+            recorder._on_edge(Edge(recorder.id, self.id, var_id, "in"))
         return var_id
 
     def use(self, var_id: str) -> str:
@@ -128,10 +151,11 @@ class OpScope:
         var_id = recorder.new_version(
             name, recorder.blob_for(value), category, metadata=metadata or None, value=value
         )
-        self.outputs.append(var_id)
-        edge = Edge(recorder.id, self.id, var_id, "out")
-        for emit in recorder._on_edge:
-            emit(edge)
+        if recorder._edge_row is not None:
+            recorder._edge_row((recorder.id, self.id, var_id, "out", None, None))
+        if recorder._on_edge is not None:
+            self.outputs.append(var_id)
+            recorder._on_edge(Edge(recorder.id, self.id, var_id, "out"))
         return var_id
 
     def produce(self, name: str, value: Any, category: str = "value", **metadata: Any) -> tuple[Any, str]:

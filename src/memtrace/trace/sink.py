@@ -10,6 +10,11 @@ Events arrive in recording order from the threads that record, so a sink shared 
 its own state. Payloads are the graph model's dataclasses; a sink must not mutate them, and an
 object passed twice (an operation at its start and end, a case as it is answered and judged) is
 the same object updated in place.
+
+A sink that stores rows anyway (the workspace journal) can also implement `RowSink`: the recorder
+then hands it row tuples directly and builds no model object for it, which is what keeps recording
+as cheap as writing the rows inline. Model objects are built only when some attached sink is a
+plain `Sink`.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..graph.model import Case, Edge, Operation, Run, VariableVersion
 
-__all__ = ["OP_RUNNING", "Sink"]
+__all__ = ["OP_RUNNING", "RowSink", "Sink"]
 
 #: The status an operation carries in `op_started`, before it ends "ok", "error" or "unfinished".
 OP_RUNNING = "running"
@@ -60,3 +65,27 @@ class Sink(Protocol):
 
     def run_ended(self, run: Run) -> None:
         """The run closed: status "complete", or "incomplete" with `run.error`; the last event."""
+
+
+@runtime_checkable
+class RowSink(Sink, Protocol):
+    """A `Sink` that takes row tuples (graph/rows.py's column order) for the frequent events.
+
+    For a sink implementing these four methods the recorder calls them instead of `op_started`,
+    `version_written`, `edge_added`, `op_ended` and `blob_added`, with the tuples `op_row`,
+    `var_row` and `edge_row` would make of the model objects (and `(digest, encoding, data)` for a
+    blob): an operation's row once, when it ends, and nothing when it starts. `run_started`,
+    `case_updated`, `flush` and `run_ended` arrive as for any sink. Rows must not be mutated.
+    """
+
+    def add_op_row(self, row: tuple) -> None:
+        """An operation ended: its row, with status, end time and metadata JSON."""
+
+    def add_var_row(self, row: tuple) -> None:
+        """A variable version was written (the value itself is only in its blob)."""
+
+    def add_edge_row(self, row: tuple) -> None:
+        """An operation read or wrote a variable version."""
+
+    def add_blob_row(self, row: tuple[str, str, bytes]) -> None:
+        """A value's content seen for the first time in this run: (hash, encoding, payload)."""

@@ -40,6 +40,7 @@ from ._sc_schema import (
     with_trigger,
 )
 from ._sc_values import VERBATIM, VERBATIM_TEXT, respell
+from .annotations import annotation_records
 
 
 class _Sessions:
@@ -120,8 +121,20 @@ def _load(
     return ops, variables, edges, values
 
 
-def export_smartcomment(store: Store, run_id: str) -> dict[str, Any]:
-    """The run as one smartcomment graph dict (imported runs reproduced, native runs synthesised)."""
+def export_smartcomment(store: Store, run_id: str, *, annotations: bool = False) -> dict[str, Any]:
+    """The run as one smartcomment graph dict (imported runs reproduced, native runs synthesised).
+
+    `annotations=True` puts the workspace's human labels at `data.annotations` (MemTraceBench's
+    annotation format) in place of any imported ones.
+    """
+    graph = _export_graph(store, run_id)
+    if annotations:
+        graph["data"].pop("annotations", None)
+        graph["data"]["annotations"] = annotation_records(store, store.run(run_id).id)
+    return graph
+
+
+def _export_graph(store: Store, run_id: str) -> dict[str, Any]:
     run = store.run(run_id)
     with read_snapshot(store) as conn:
         ops, variables, edges, values = _load(conn, run.id)
@@ -134,9 +147,11 @@ def export_smartcomment(store: Store, run_id: str) -> dict[str, Any]:
         return _export_native(run, ops, variables, edges, values, cases)
 
 
-def write_smartcomment(store: Store, run_id: str, path: str | Path) -> dict[str, int]:
+def write_smartcomment(
+    store: Store, run_id: str, path: str | Path, *, annotations: bool = False
+) -> dict[str, int]:
     """Write the export to a JSON file (gzip when the name ends in .gz); returns the record counts."""
-    graph = export_smartcomment(store, run_id)
+    graph = export_smartcomment(store, run_id, annotations=annotations)
     try:
         with open_text(path, "w") as handle:
             json.dump(graph, handle, ensure_ascii=False)
