@@ -2,6 +2,9 @@
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
+# A second environment with mem0ai 2.x, for the additive-pipeline tests (the main one pins 1.0.x).
+VENV_MEM0AI2 := .venv-mem0ai2
+MEM0AI_CLASSIC := mem0ai==1.0.11
 WORKSPACE ?= demo-workspace
 
 # The first Python >= 3.12 found: $PYTHON, python3.13/3.12 on PATH, pyenv's, then python3.
@@ -15,7 +18,7 @@ PYTHON_FOUND := $(shell for c in "$$PYTHON" python3.13 python3.12 python3; do \
 	if [ -x "$$p" ] && "$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then echo "$$p"; exit 0; fi; \
 	done; fi)
 
-.PHONY: venv demo test test-phoenix phoenix-venv lint format bench clean
+.PHONY: venv venv-mem0ai2 demo test test-mem0ai2 test-phoenix phoenix-venv lint format bench clean
 PHOENIX_VENV ?= .venv-phoenix
 
 $(VENV)/.installed: pyproject.toml
@@ -25,12 +28,22 @@ $(VENV)/.installed: pyproject.toml
 	@"$(PYTHON_FOUND)" -m venv $(VENV)
 	@echo "Installing memtrace and its dependencies into $(VENV)/ (first time only; a few minutes)"
 	@$(PY) -m pip install --quiet --upgrade pip
-	@set -o pipefail; $(PY) -m pip install --progress-bar off -e ".[test,bench,plot,otel,ui]" \
+	@set -o pipefail; $(PY) -m pip install --progress-bar off -e ".[test,bench,plot,otel,ui,mem0ai]" "$(MEM0AI_CLASSIC)" \
 		| { grep --line-buffered '^Collecting' | sed -u 's/^Collecting /  /; s/ (from .*//' || true; }
 	@echo "Installed: $(VENV)/bin/memtrace"
 	@touch $@
 
 venv: $(VENV)/.installed
+
+$(VENV_MEM0AI2)/.installed: pyproject.toml
+	@if [ -z "$(PYTHON_FOUND)" ]; then echo "memtrace needs Python >= 3.12 (set PYTHON=/path/to/python3.12)"; exit 1; fi
+	@echo "Creating $(VENV_MEM0AI2)/ with mem0ai 2.x (the additive-pipeline tests)"
+	@"$(PYTHON_FOUND)" -m venv $(VENV_MEM0AI2)
+	@$(VENV_MEM0AI2)/bin/python -m pip install --quiet --upgrade pip
+	@$(VENV_MEM0AI2)/bin/python -m pip install --quiet --progress-bar off -e ".[test,mem0ai]" "mem0ai>=2,<3"
+	@touch $@
+
+venv-mem0ai2: $(VENV_MEM0AI2)/.installed
 
 demo: venv
 	rm -rf $(WORKSPACE)
@@ -50,6 +63,13 @@ test: venv
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/pytest -q
+	@$(MAKE) --no-print-directory test-mem0ai2
+
+# The mem0ai tests again under mem0ai 2.x; skipped (with a note) when its environment was not made.
+test-mem0ai2:
+	@if [ -x $(VENV_MEM0AI2)/bin/pytest ]; then \
+		echo "mem0ai 2.x tests ($(VENV_MEM0AI2)):"; $(VENV_MEM0AI2)/bin/pytest -q -p no:cacheprovider tests/mem0ai; \
+	else echo "mem0ai 2.x tests skipped: $(VENV_MEM0AI2)/ is absent (make venv-mem0ai2 creates it)"; fi
 
 # The optional slow tier: a real Arize Phoenix server (its own venv: arize-phoenix is heavy) gets the spans.
 $(PHOENIX_VENV)/.installed:
@@ -72,4 +92,4 @@ bench: venv
 	$(PY) benchmarks/graph_scale.py
 
 clean:
-	rm -rf $(VENV) $(PHOENIX_VENV) $(WORKSPACE) .pytest_cache
+	rm -rf $(VENV) $(VENV_MEM0AI2) $(PHOENIX_VENV) $(WORKSPACE) .pytest_cache

@@ -19,7 +19,7 @@ DOCS = [
     ROOT / "docs" / "systems.md",
     ROOT / "docs" / "opentelemetry.md",
 ]
-USER_DOCS = [*DOCS, ROOT / "docs" / "concepts.md"]
+USER_DOCS = [*DOCS, ROOT / "docs" / "concepts.md", ROOT / "docs" / "mem0ai.md"]
 
 
 def python_blocks(path: Path) -> list[str]:

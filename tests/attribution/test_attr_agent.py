@@ -14,7 +14,7 @@ import pytest
 import memtrace as mt
 from memtrace.attribution.agent import AgentMethod
 from memtrace.attribution.agent_tools import MAX_FRONTIER, AgentTools
-from memtrace.attribution.model import Attribution, PathStep
+from memtrace.attribution.model import Attribution, PathRole, PathStep
 from memtrace.datasets import sample_conversation
 from memtrace.graph import Case, GraphView
 from memtrace.systems import run_conversation
@@ -63,8 +63,8 @@ def finish(error_type: str, op_id: str | None, reason: str = "because", confiden
 
 def seed_for(case: Case, ids: dict[str, str]) -> Attribution:
     path = [
-        PathStep("var", "D1:7@1", 9, "evidence (gold)", True),
-        PathStep("var", "mem-7@1", 62, "in memory at question time", True),
+        PathStep("var", "D1:7@1", 9, "evidence (gold)", True, role=PathRole.EVIDENCE),
+        PathStep("var", "mem-7@1", 62, "in memory at question time", True, role=PathRole.LIVE_AT_QUESTION),
         PathStep("op", ids["search"], 316, "retrieved context misses it", False),
     ]
     return Attribution(
@@ -86,8 +86,11 @@ def test_start_expand_view_finish(sample: Any, server: ScriptedOpenAIServer) -> 
     assert result.method == "agent" and result.run_id == graph.run.id and result.case_id == case.id
     assert result.cost.llm_calls == 4 and result.cost.input_tokens > 0 and result.cost.output_tokens > 0
     assert result.cost.seconds > 0
-    assert [p.id for p in result.path] == ["D1:7@1", ids["retrieved"], ids["search"]]
-    assert result.path[-1].kind == "op" and result.path[-1].note.startswith("blamed (RetrievalError)")
+    explored = [p for p in result.path if p.role is None]
+    assert [p.id for p in explored] == ["D1:7@1", ids["retrieved"], ids["search"]]
+    assert explored[-1].kind == "op" and explored[-1].note.startswith("blamed (RetrievalError)")
+    # then the steps a repair reads, as flow finds them, so the claim is verified like flow's
+    assert [p.role for p in result.path[3:]] == [PathRole.EVIDENCE, PathRole.LIVE_AT_QUESTION]
     assert result.explanation.startswith("mem-7 says labrador")
     assert "Agent transcript (4 steps)" in result.explanation
     assert '2. expand(node_id="D1:7@1") - who read it?' in result.explanation

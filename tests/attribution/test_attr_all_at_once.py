@@ -12,6 +12,7 @@ import pytest
 
 import memtrace as mt
 from memtrace.attribution.all_at_once import AllAtOnceMethod, case_ops, prompt_tokens
+from memtrace.attribution.model import PathRole
 from memtrace.datasets import sample_conversation
 from memtrace.graph import Case, GraphView
 from memtrace.systems import run_conversation
@@ -59,7 +60,11 @@ def test_one_call_with_the_whole_log_and_a_validated_answer(
     result = AllAtOnceMethod(scripted_client(server)).attribute(graph, case)
     assert (result.op_id, result.error_type, result.confidence) == (search, "RetrievalError", 0.7)
     assert result.method == "all-at-once" and result.cost.llm_calls == 1 and result.cost.input_tokens > 0
-    assert [(p.kind, p.id) for p in result.path] == [("op", search)]
+    assert [(p.kind, p.id, p.role) for p in result.path] == [
+        ("op", search, None),
+        ("var", "D1:7@1", PathRole.EVIDENCE),  # the steps a repair reads, found as flow finds them
+        ("var", "mem-7@1", PathRole.LIVE_AT_QUESTION),
+    ]
     assert result.explanation.startswith("the search missed mem-7 (prompt: all ")
 
     sent = server.chat_requests[0]

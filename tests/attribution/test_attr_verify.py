@@ -11,11 +11,12 @@ import memtrace as mt
 from memtrace.attribution.anatomy import case_anatomy
 from memtrace.attribution.confirm import evidence_target
 from memtrace.attribution.engine import attribute
-from memtrace.attribution.model import Attribution, PathStep, load_attributions
+from memtrace.attribution.model import Attribution, PathRole, PathStep, load_attributions
 from memtrace.attribution.oracle import evidence_texts
 from memtrace.attribution.support import OverlapScorer
-from memtrace.attribution.verify import Verification, verify, verify_all
+from memtrace.attribution.verify import Verification, ideal_fact, verify, verify_all
 from memtrace.datasets import sample_conversation
+from memtrace.eval import says_unanswerable
 from memtrace.systems import run_conversation
 from memtrace.systems.long_context import LongContext, LongContextConfig
 from memtrace.systems.registry import system_class
@@ -99,7 +100,7 @@ def test_a_trim_loss_that_recurs_is_confirmed_only_with_later_trims_keeping_the_
         assert "no unit carries the evidence" in outcome.checked[3]  # the plain repair's replay lost it again
         assert "later trims of the unit keeping" in kept
         replayed = ws.run(outcome.replay_run)
-        restored = {s.id.rsplit("@", 1)[0] for s in outcome.attribution.path if s.note.startswith("evidence")}
+        restored = {s.id.rsplit("@", 1)[0] for s in outcome.attribution.path if s.role == PathRole.EVIDENCE}
         keep = replayed.metadata["replay"]["patches"][outcome.attribution.op_id]["keep"]
         assert all(line.split("]")[0][1:] in restored for lines in keep.values() for line in lines)
         assert outcome.answer_confirmed is (
@@ -145,8 +146,9 @@ def test_a_response_error_is_by_elimination_only_with_its_carrying_part_named(
             target = evidence_target(graph, ws.case(run_id, item.case_id), item)
             assert scorer.score(target, named.part) >= scorer.threshold
             assert any(named.part in line for line in outcome.checked)
-        else:
-            assert outcome.verdict == "not-verifiable" and outcome.why == "no-carrying-part"
+        else:  # one carrying rule: flow claims a ResponseError only with a part verify also finds
+            assert (outcome.verdict, outcome.why) == ("not-verifiable", "unanswerable")
+            assert all(says_unanswerable(g) for g in ws.case(run_id, item.case_id).gold)
     # a claim that the context held the evidence when no part of it does is not by elimination
     missed = next(a for a in stored if a.error_type == "RetrievalError")
     case = ws.case(run_id, missed.case_id)
@@ -161,7 +163,7 @@ def test_a_claim_without_a_repair_says_its_replay_never_ran(retrieving: tuple[Pa
     path, run_id = retrieving
     ws = mt.open(path)
     item = next(a for a in load_attributions(ws.store, run_id, "flow") if a.error_type == "RetrievalError")
-    broken = replace(item, path=[s for s in item.path if s.note != "in memory at question time"])
+    broken = replace(item, path=[s for s in item.path if s.role != PathRole.LIVE_AT_QUESTION])
     outcome = verify(ws, broken)
     assert (outcome.verdict, outcome.why, outcome.replay_run) == ("not-verifiable", "no-repair", None)
     assert "no replay was run" in outcome.reason
@@ -178,8 +180,8 @@ def test_evidence_texts_prefer_the_memory_and_add_uncovered_messages_with_their_
         )
     graph = mt.open(workspace).view(run.id)
     path = [
-        PathStep("var", first, 1, "evidence (gold)", True),
-        PathStep("var", second, 2, "evidence (gold)", True),
+        PathStep("var", first, 1, "evidence (gold)", True, role=PathRole.EVIDENCE),
+        PathStep("var", second, 2, "evidence (gold)", True, role=PathRole.EVIDENCE),
     ]
     claim = Attribution(run.id, "q", None, "ExtractionError", 0.8, "", "flow", path)
     assert evidence_texts(graph, claim) == [
@@ -189,8 +191,8 @@ def test_evidence_texts_prefer_the_memory_and_add_uncovered_messages_with_their_
     # a memory carrying one of them (by its sources) stands in for that message only
     mixed = mt.open(workspace).view(other.id)
     carried = Attribution(other.id, "q", None, "RetrievalError", 0.8, "", "flow", [
-        PathStep("var", "D1:1@1", 1, "evidence (gold)", True),
-        PathStep("var", memory, 1, "in memory at question time", True),
+        PathStep("var", "D1:1@1", 1, "evidence (gold)", True, role=PathRole.EVIDENCE),
+        PathStep("var", memory, 1, "in memory at question time", True, role=PathRole.LIVE_AT_QUESTION),
     ])  # fmt: skip
     assert evidence_texts(mixed, carried) == ["Clara plays keyboard [said on 8 May 2023]"]
 
@@ -228,3 +230,17 @@ def test_a_first_round_repair_undone_by_a_fusing_second_round_is_replayed_with_t
             ws.view(run.run_id), ws.case(run.run_id, outcome.attribution.case_id)
         ).retrieval_op
         assert set(patches) == {outcome.attribution.op_id, final.id} and final.id != outcome.attribution.op_id
+
+
+def test_an_extraction_repair_writes_the_fact_as_a_correct_extraction_would(workspace: Path) -> None:
+    with mt.run(workspace, name="t") as run, mt.op("load_session", category="construction") as op:
+        op.output("session_1.date", "1:56 pm on 8 May, 2023", category="session_date")
+        mine = op.output("D1:1", "Clara: I adopted a dog two days ago.", category="message")
+        greeting = op.output("D1:2", "Diego: Hey Clara! The store is doing great.", category="message")
+    graph = mt.open(workspace).view(run.id)
+    # third person, the relative date resolved against the day it was said
+    assert ideal_fact(graph, graph.var(mine)) == "Clara adopted a dog two days ago. [on 6 May 2023]"
+    # no first person to rewrite: the fact still says whose it is, and when it was said
+    assert ideal_fact(graph, graph.var(greeting)) == (
+        "Diego said: Hey Clara! The store is doing great. [said on 8 May 2023]"
+    )

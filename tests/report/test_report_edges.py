@@ -6,7 +6,7 @@ from pathlib import Path
 
 import memtrace as mt
 from memtrace import Workspace
-from memtrace.attribution.model import Attribution, PathStep
+from memtrace.attribution.model import Attribution, PathRole, PathStep
 from memtrace.graph import Case, VariableVersion
 from memtrace.report import build_report, render_html, render_markdown
 from memtrace.report.snippets import LIST_ITEMS, focus_terms, line, snippet
@@ -75,7 +75,7 @@ def test_long_lists_keep_items_that_mention_the_focus_in_order() -> None:
 
 def test_focus_terms_are_gold_answers_then_evidence_ids() -> None:
     case = Case("r", "q", "Where?", gold=["Boston"], evidence=["D1:1", "D2:3"])
-    path = [PathStep("var", "D1:1@1", 1, "evidence (gold)", True)]
+    path = [PathStep("var", "D1:1@1", 1, "evidence (gold)", True, role=PathRole.EVIDENCE)]
     attribution = Attribution("r", "q", None, "Undetermined", 0.0, "", "flow", path)
     assert focus_terms(case, attribution) == ["Boston", "D1:1", "D2:3"]
     unanswerable = Case("r", "q", "Where?", gold=["Not mentioned in the conversation"])

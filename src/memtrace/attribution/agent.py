@@ -25,6 +25,7 @@ from ..vocabulary import MEMORY_ERROR_TYPES, CaseVerdict, ErrorType
 from .agent_tools import MAX_FRONTIER, TOOL_DOCS, AgentTools, Finish
 from .model import Attribution, AttributionMethod, Cost, PathStep, undetermined
 from .render import clip, preview
+from .roles import add_roles
 
 SYSTEM_PROMPT = """You find why an LLM memory system answered a question wrongly: the earliest decisive \
 faulty operation and its error type, by exploring the run's recorded graph with tools.
@@ -169,7 +170,7 @@ class AgentMethod:
                 steps.append(Step(number, thought, tool, args, observation.text, observation.nodes))
                 if observation.finish is not None:
                     cost = _cost(usage.usage, started)
-                    return _answer(graph, case, observation.finish, steps, cost)
+                    return _answer(graph, case, observation.finish, steps, cost, seed)
                 if observation.failed:
                     call = json.dumps([tool, args], sort_keys=True, default=str)
                     if call in failed_calls:  # it read the error and asked again: it will not learn
@@ -288,14 +289,16 @@ def _transcript(steps: list[Step]) -> str:
     return f"Agent transcript ({len(steps)} steps):\n" + "\n".join(step.summary() for step in steps)
 
 
-def _answer(graph: GraphQueries, case: Case, finish: Finish, steps: list[Step], cost: Cost) -> Attribution:
+def _answer(
+    graph: GraphQueries, case: Case, finish: Finish, steps: list[Step], cost: Cost, seed: Attribution | None
+) -> Attribution:
     explanation = f"{finish.reason}\n\n{_transcript(steps)}"
     path = _path(steps, graph)
     if finish.error_type == ErrorType.UNDETERMINED:
         return undetermined(graph, case, AgentMethod.name, explanation, path=path, cost=cost)
     if path and path[-1].id == finish.op_id:
         path[-1].note = f"blamed ({finish.error_type}): {clip(finish.reason, 200)}"
-    return Attribution(
+    claim = Attribution(
         graph.run.id,
         case.id,
         finish.op_id,
@@ -306,6 +309,7 @@ def _answer(graph: GraphQueries, case: Case, finish: Finish, steps: list[Step], 
         path=path,
         cost=cost,
     )
+    return add_roles(graph, case, claim, seed)  # the steps a repair reads, so it verifies like flow's
 
 
 def _fallback(

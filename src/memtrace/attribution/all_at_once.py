@@ -19,6 +19,7 @@ from ..llm import LLMClient, usage_scope
 from ..vocabulary import MEMORY_ERROR_TYPES, CaseVerdict, ErrorType
 from .model import Attribution, Cost, PathStep, undetermined
 from .render import all_ops, clip, log_blocks
+from .roles import add_roles
 
 SYSTEM_PROMPT = """You find why an LLM memory system answered a question wrongly. You get the log of \
 its run - operations in record order (sN), each with the variable versions it read (in) and wrote \
@@ -135,9 +136,10 @@ def _result(graph: GraphQueries, case: Case, data: dict[str, Any], note: str, co
     except (TypeError, ValueError):
         confidence = 0.5
     path = [PathStep("op", op.id, op.seq, clip(reason, 300))]
-    return Attribution(
+    claim = Attribution(
         graph.run.id, case.id, op.id, error_type, confidence, explanation, AllAtOnceMethod.name, path, cost
     )
+    return add_roles(graph, case, claim)  # the steps a repair reads, so it verifies like flow's
 
 
 def case_text(graph: GraphQueries, case: Case) -> str:

@@ -309,6 +309,15 @@ def locator_for(graph: GraphQueries, embedder: Embedder | None = None) -> Eviden
 _LOCATORS_LOCK = threading.Lock()
 
 
+def run_speakers(graph: GraphQueries) -> frozenset[str]:
+    """Who speaks in the run's messages ('Clara: ...'): their names are on every line they said, so
+    they show nothing about a line's source (the support target leaves them out)."""
+    texts = locator_for(graph).texts
+    return graph.derived(
+        "run-speakers", lambda: frozenset(t.split(": ", 1)[0] for t in texts if ": " in t[:40])
+    )
+
+
 def locate_evidence(
     graph: GraphQueries,
     case: Case,

@@ -20,11 +20,11 @@ from ..graph.values import encode_value, value_text
 from ..llm import usage_scope
 from ..vocabulary import ErrorType
 from .anatomy import CaseAnatomy, case_anatomy
-from .evidence import dated_message, locate_evidence, locator_for
+from .evidence import dated_message, locate_evidence, run_speakers
 from .extraction import find_dropper
 from .losses import DELETED_MARKER, decisive_loss, live_state, losses
-from .model import Attribution, Cost, PathStep, undetermined
-from .support import OverlapScorer, SupportScorer, Target, value_parts, value_words
+from .model import Attribution, Cost, PathRole, PathStep, undetermined
+from .support import OverlapScorer, SupportScorer, Target, best_part, carrying_part, value_words
 
 
 class _GraphFacts:
@@ -42,8 +42,7 @@ class _GraphFacts:
     def speakers(self, graph: GraphQueries) -> frozenset[str]:
         """Who speaks in the run's messages ('Clara: ...'): their names are on every line they said."""
         if self._speakers is None:
-            texts = locator_for(graph).texts
-            self._speakers = frozenset(t.split(": ", 1)[0] for t in texts if ": " in t[:40])
+            self._speakers = run_speakers(graph)
         return self._speakers
 
     def words_of(
@@ -123,7 +122,10 @@ class FlowMethod:
         )
         if target.empty:
             return undetermined(graph, case, self.name, "the evidence and gold answer have no content words")
-        path = [PathStep("var", v.id, v.seq, f"evidence ({found.source})", True) for v in found.versions]
+        path = [
+            PathStep("var", v.id, v.seq, f"evidence ({found.source})", True, role=PathRole.EVIDENCE)
+            for v in found.versions
+        ]
         question_seq = anatomy.question_seq
         memory = [v for v in facts.memory if v.seq < question_seq]
         if isinstance(self.scorer, OverlapScorer):  # words cached per blob across cases
@@ -138,11 +140,24 @@ class FlowMethod:
         live = live_state(graph, question_seq, facts.has_marker)
         live_carrying = [v for v in live.values() if v.id in carrying]
         first = min((graph.var(i) for i in carrying), key=lambda v: v.seq)
-        path.append(PathStep("var", first.id, first.seq, "first memory unit version carrying it", True))
+        path.append(
+            PathStep(
+                "var",
+                first.id,
+                first.seq,
+                "first memory unit version carrying it",
+                True,
+                role=PathRole.FIRST_CARRIER,
+            )
+        )
         if not live_carrying:
             return self._loss_error(graph, case, carrying, question_seq, path, facts.has_marker)
         best = max(live_carrying, key=lambda v: carrying[v.id])
-        path.append(PathStep("var", best.id, best.seq, "in memory at question time", True))
+        path.append(
+            PathStep(
+                "var", best.id, best.seq, "in memory at question time", True, role=PathRole.LIVE_AT_QUESTION
+            )
+        )
         return self._question_time_error(graph, case, anatomy, target, best, carrying[best.id], path)
 
     def _first_of_the_misses(self, graph: GraphQueries, anatomy: CaseAnatomy, target: Target) -> Operation:
@@ -163,7 +178,7 @@ class FlowMethod:
         for op in sorted(rounds, key=lambda o: o.seq, reverse=True):
             outputs = _retrieved_outputs(graph, op)
             values = graph.values(outputs)
-            if any(self.scorer.score(target, values[v.id]) >= self.scorer.threshold for v in outputs):
+            if carrying_part(target, [(v.id, values[v.id]) for v in outputs], self.scorer) is not None:
                 break
             blamed = op
         return blamed
@@ -224,7 +239,16 @@ class FlowMethod:
             return undetermined(
                 graph, case, self.name, "memory held the information but no loss could be located", path=path
             )
-        path.append(PathStep("var", loss.kept.id, loss.kept.seq, "last version carrying it", True))
+        path.append(
+            PathStep(
+                "var",
+                loss.kept.id,
+                loss.kept.seq,
+                "last version carrying it",
+                True,
+                role=PathRole.LAST_CARRIER,
+            )
+        )
         path.append(PathStep("op", loss.op.id, loss.op.seq, f"lost it ({loss.error_type})", False))
         change = "deleted" if loss.error_type == ErrorType.DELETION else "overwrote"
         explanation = (
@@ -264,8 +288,10 @@ class FlowMethod:
         context = anatomy.context_vars
         context_values = graph.values(context)
         threshold = self.scorer.threshold
-        parts = {v.id: self._best_part(target, context_values[v.id]) for v in context}
-        context_score = max((score for score, _ in parts.values()), default=0.0)
+        # One rule for "this part carries it" (support.carrying_part), the one verification checks.
+        found = [best_part(target, [(v.id, context_values[v.id])], self.scorer) for v in context]
+        parts = {p.var_id: p for p in found if p is not None}
+        context_score = max((p.support for p in parts.values()), default=0.0)
         if context_score < threshold and anatomy.retrieval_op is not None:
             op = self._first_of_the_misses(graph, anatomy, target)
             path.append(PathStep("op", op.id, op.seq, "retrieved context misses it", False))
@@ -289,32 +315,26 @@ class FlowMethod:
                 f"({answer_op.id}): neither a RetrievalError nor a ResponseError can be shown.",
                 path=path,
             )
-        carrying = [v for v in context if parts[v.id][0] >= threshold]
+        carrying = [v for v in context if v.id in parts and parts[v.id].support >= threshold]
         path.extend(
-            PathStep("var", v.id, v.seq, "in the answer's context", True, parts[v.id][1]) for v in carrying
+            PathStep(
+                "var", v.id, v.seq, "in the answer's context", True, parts[v.id].text, PathRole.IN_CONTEXT
+            )
+            for v in carrying
         )
         path.append(
             PathStep("op", answer_op.id, answer_op.seq, "answered wrong from a context holding it", None)
         )
         prediction = case.prediction if case.prediction is not None else "?"
-        best = max(carrying, key=lambda v: parts[v.id][0])
+        best = parts[max(carrying, key=lambda v: parts[v.id].support).id]
         explanation = (
             f"The context given to {answer_op.name} ({answer_op.id}) held the information in "
-            f"{_quote(parts[best.id][1] or '')} ({best.id}, support {context_score:.2f}), yet it answered "
+            f"{_quote(best.text)} ({best.var_id}, support {context_score:.2f}), yet it answered "
             f"{_quote(prediction)} instead of {_quote(', '.join(case.gold))}."
         )
         return Attribution(
             graph.run.id, case.id, answer_op.id, ErrorType.RESPONSE, 0.75, explanation, self.name, path
         )
-
-    def _best_part(self, target: Target, value: Any) -> tuple[float, str | None]:
-        """The context part that carries the information best: (its score, its text)."""
-        best: tuple[float, str | None] = (0.0, None)
-        for part, text in value_parts(value):
-            score = self.scorer.score(target, part)
-            if score > best[0]:
-                best = (score, text)
-        return best
 
 
 def _retrieved_outputs(graph: GraphQueries, op: Operation) -> list[VariableVersion]:

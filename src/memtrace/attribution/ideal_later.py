@@ -18,10 +18,9 @@ from ..systems.replay import replay
 from ..text import untag
 from ..vocabulary import Verdict
 from .anatomy import case_anatomy
-from .confirm import carrying_part
-from .model import Attribution
+from .model import Attribution, PathRole
 from .oracle import answer_step_fault, memory_as_context
-from .support import Target
+from .support import Target, carrying_part
 from .verdicts import Verification
 
 #: The plain replay's shortfalls that idealising later operations addresses, and how.
@@ -39,17 +38,17 @@ def later_ops_ideal_patch(
     if op_id is None or why not in _HOW:
         return None
     if why == "loss-recurs":
-        step = next((s for s in attribution.path if s.note.startswith("last version carrying")), None)
+        step = attribution.step(PathRole.LAST_CARRIER)
         value = graph.value(step.id) if step is not None else None
         if step is None or not isinstance(value, list):
             return None
-        wanted = {s.id.rsplit("@", 1)[0] for s in attribution.path if s.note.startswith("evidence")}
+        wanted = {s.id.rsplit("@", 1)[0] for s in attribution.steps(PathRole.EVIDENCE)}
         lines = [item for item in value if untag(str(item))[0] in wanted]
         if not lines:
             return None
         return {**patch, op_id: {**patch[op_id], "keep": {step.id.rsplit("@", 1)[0]: lines}}}
     final = case_anatomy(graph, case).retrieval_op
-    held = next((s for s in attribution.path if s.note == "in memory at question time"), None)
+    held = attribution.step(PathRole.LIVE_AT_QUESTION)
     if final is None or final.id == op_id or held is None:
         return None
     outputs = [v for v in graph.outputs(final.id) if v.category == "retrieved"]
@@ -68,7 +67,6 @@ def replay_with_ideal_later_ops(
     target: Target,
     patch: dict[str, Any],
     llm: Any,
-    needs_answer: bool,
 ) -> Verification | None:
     """Replay `patch` (from `later_ops_ideal_patch`); a verdict when the evidence arrives, else None."""
     why, how = next(v for k, v in _HOW.items() if k in _kind(patch, attribution))
@@ -79,7 +77,7 @@ def replay_with_ideal_later_ops(
     except MemtraceError:
         return None
     answered = result.case(case.id)
-    delivered = carrying_part(target, [(None, answered.context)], case.gold, require_answer=needs_answer)
+    delivered = carrying_part(target, [(None, answered.context)])
     if delivered is None:
         return None
     checked = [

@@ -12,11 +12,23 @@ import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from ..graph import Case, GraphQueries, Store
 from ..graph.attributions import AttributionRow
 from ..vocabulary import ErrorType, Verdict
+
+
+class PathRole(StrEnum):
+    """What a path step is to the critical information; verification and reports read these, never
+    the note (display text only)."""
+
+    EVIDENCE = "evidence"  # a message the information comes from
+    FIRST_CARRIER = "first carrier"  # the first memory unit version that carried it
+    LAST_CARRIER = "last carrier"  # the last version carrying it before the change that lost it
+    LIVE_AT_QUESTION = "live at question time"  # a live memory unit carrying it when the question came
+    IN_CONTEXT = "in context"  # a part of the answer step's context carrying it
 
 
 @dataclass(slots=True)
@@ -26,9 +38,41 @@ class PathStep:
     kind: Literal["var", "op"]
     id: str
     seq: int
-    note: str
+    note: str  # for people to read; code reads `role`
     carries: bool | None = None  # does this node still hold the critical information?
     part: str | None = None  # the text of the part that carries the information (a line of a context)
+    role: PathRole | None = None
+
+
+#: The fixed notes the flow method wrote before path steps had roles (stored attributions keep them).
+_LEGACY_ROLES = (
+    ("evidence", PathRole.EVIDENCE),
+    ("first memory unit version carrying it", PathRole.FIRST_CARRIER),
+    ("last version carrying it", PathRole.LAST_CARRIER),
+    ("in memory at question time", PathRole.LIVE_AT_QUESTION),
+    ("in the answer's context", PathRole.IN_CONTEXT),
+)
+
+
+def path_step_from_dict(data: dict[str, Any]) -> PathStep:
+    """A stored path step. Steps stored before roles existed get theirs from flow's fixed notes (the
+    only method whose steps verification used then); an unknown role is a clear error."""
+    data = dict(data)
+    if "role" not in data:
+        note = str(data.get("note", ""))
+        data["role"] = next(
+            (role for prefix, role in _LEGACY_ROLES if note == prefix or note.startswith(f"{prefix} (")),
+            None,
+        )
+    elif data["role"] is not None:
+        try:
+            data["role"] = PathRole(data["role"])
+        except ValueError:
+            known = ", ".join(repr(r.value) for r in PathRole)
+            raise ValueError(
+                f"path step {data.get('id')!r} has unknown role {data['role']!r} (known: {known})"
+            ) from None
+    return PathStep(**data)
 
 
 @dataclass(slots=True)
@@ -73,6 +117,14 @@ class Attribution:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def steps(self, role: PathRole) -> list[PathStep]:
+        """The path's steps with this role, in path order."""
+        return [step for step in self.path if step.role == role]
+
+    def step(self, role: PathRole) -> PathStep | None:
+        """The first path step with this role, or None."""
+        return next((step for step in self.path if step.role == role), None)
 
 
 class AttributionMethod(Protocol):
@@ -152,7 +204,7 @@ def _from_row(row: AttributionRow) -> Attribution:
         verified=row.verified,
         replay_run=row.replay_run,
         explanation=row.explanation,
-        path=[PathStep(**step) for step in row.path],
+        path=[path_step_from_dict(step) for step in row.path],
         cost=Cost(**row.cost),
         revised_from=row.revised_from,
         flow_confirmed=row.flow_confirmed,

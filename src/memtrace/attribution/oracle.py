@@ -19,16 +19,12 @@ from ..text import untag
 from ..vocabulary import ErrorType
 from .anatomy import case_anatomy
 from .evidence import dated_message
-from .model import Attribution
+from .model import Attribution, PathRole
 
 _STAMPED = re.compile(r"\[(?:said )?on [^\]]+\]\s*$")
 
-#: Path notes (flow's) of memory versions that carried the information, best first.
-_CARRIERS = (
-    "in memory at question time",
-    "last version carrying it",
-    "first memory unit version carrying it",
-)
+#: Path roles of memory versions that carried the information, best first.
+_CARRIERS = (PathRole.LIVE_AT_QUESTION, PathRole.LAST_CARRIER, PathRole.FIRST_CARRIER)
 
 
 def oracle_patch(graph: GraphQueries, case: Case, attribution: Attribution) -> tuple[dict | None, str]:
@@ -51,12 +47,12 @@ def oracle_patch(graph: GraphQueries, case: Case, attribution: Attribution) -> t
 
 def evidence_texts(graph: GraphQueries, attribution: Attribution) -> list[str]:
     """The evidence as the system's memory wrote it, plus dated messages for evidence it does not cover."""
-    evidence = [s for s in attribution.path if s.kind == "var" and s.note.startswith("evidence")]
+    evidence = [s for s in attribution.steps(PathRole.EVIDENCE) if s.kind == "var"]
     wanted = {s.id.rsplit("@", 1)[0] for s in evidence}
     texts: list[str] = []
     covered: set[str] = set()
-    for note in _CARRIERS:
-        step = next((s for s in attribution.path if s.kind == "var" and s.note == note), None)
+    for role in _CARRIERS:
+        step = next((s for s in attribution.steps(role) if s.kind == "var"), None)
         if step is not None:
             texts, covered = _carried(graph.value(step.id), wanted)
             if texts:

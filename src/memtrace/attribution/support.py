@@ -122,10 +122,73 @@ class Target:
     answer: frozenset[str]
     labels: list[str] = field(default_factory=list)
     statements: list[tuple[Statement, ...]] = field(default_factory=list)
+    #: The gold answers, and whether an evidence message states one outright: then a part carries
+    #: the information only if it states a gold answer too (see `carrying_part`).
+    gold: tuple[str, ...] = ()
+    answer_required: bool = False
 
     @property
     def empty(self) -> bool:
         return not any(self.keys) and not self.answer
+
+
+def states_answer(text: str, gold: Iterable[str]) -> bool:
+    """Whether a text holds every content word of some gold answer (stemmed)."""
+    words = content_stems(text)
+    return any(content_stems(g) and content_stems(g) <= words for g in gold)
+
+
+def _answer_rule(gold: list[str], evidence: list[tuple[str, str]]) -> tuple[tuple[str, ...], bool]:
+    """(the gold answers, whether an evidence message's words state one): a target's carrying rule.
+
+    The '[said on 4 May 2023]' stamp does not count: a gold date matched only by it ("the week before
+    4 May 2023" for "I moved last week") is inferred, and a memory resolving it ("[on 27 April 2023]")
+    carries the information without repeating the stamp."""
+    return tuple(gold), any(states_answer(_STAMP.sub("", text), gold) for _, text in evidence)
+
+
+#: How many characters of a carrying part are kept in a path step and a verdict.
+PART_CHARS = 400
+
+
+@dataclass(slots=True)
+class CarryingPart:
+    """The part of a value that carries the evidence best, its support, and whether it states the answer."""
+
+    text: str
+    support: float
+    states_answer: bool
+    var_id: str | None = None
+
+
+def best_part(
+    target: Target, values: list[tuple[str | None, Any]], scorer: SupportScorer | None = None
+) -> CarryingPart | None:
+    """The best-supported part among `(var id, value)` pairs that may carry the information, whatever
+    its support: when an evidence message states the gold answer, only parts stating it may ("Clara
+    adopted a dog named Pepper" shares "dog" with the evidence but does not carry "labrador")."""
+    scorer = scorer or OverlapScorer()
+    best: CarryingPart | None = None
+    for var_id, value in values:
+        for part, text in value_parts(value):
+            stated = states_answer(text, target.gold)
+            if target.answer_required and not stated:
+                continue
+            support = scorer.score(target, part)
+            if best is None or support > best.support:
+                best = CarryingPart(text[:PART_CHARS], support, stated, var_id)
+    return best
+
+
+def carrying_part(
+    target: Target, values: list[tuple[str | None, Any]], scorer: SupportScorer | None = None
+) -> CarryingPart | None:
+    """The one rule of "this part carries the needed information", for the flow method, verification
+    and the report alike: the best part (`best_part`) when its support reaches the threshold, else None.
+    A context holds the information only through such a part, never through words spread over many."""
+    scorer = scorer or OverlapScorer()
+    best = best_part(target, values, scorer)
+    return best if best is not None and best.support >= scorer.threshold else None
 
 
 class SupportScorer(Protocol):
@@ -171,7 +234,7 @@ class OverlapScorer:
             keys.append(frozenset(stated | linked) if stated else frozenset(words - asked) or words)
             labels.append(label)
             statements.append(_statements(body, answer, speakers, asked))
-        return Target(keys, frozenset(answer), labels, statements)
+        return Target(keys, frozenset(answer), labels, statements, *_answer_rule(gold, evidence))
 
     def score(self, target: Target, value: Any) -> float:
         return self.score_words(target, value_words(value))
@@ -199,6 +262,9 @@ class OverlapScorer:
             for words in tagged.get(f"@{label}", ()) if label else ():
                 if words & stated or not stated:  # the question's words alone are not the answer
                     best = max(best, len(about & words) / len(about))
+                # The tag adds provenance: a tagged part repeating the statement carries it as an
+                # untagged one would ("Maria joined a nearby church" of a longer message).
+                best = max(best, _untagged_score(key, stating, words))
             for words in untagged:
                 best = max(best, _untagged_score(key, stating, words))
         return best
@@ -303,7 +369,13 @@ class EmbeddingScorer:
         self, question: str, gold: list[str], evidence: list[tuple[str, str]], speakers: Iterable[str] = ()
     ) -> Target:
         texts = [text for _, text in evidence] + [f"{question} {' '.join(gold)}"]
-        target = Target([content_stems(t) for t in texts], frozenset(), [label for label, _ in evidence])
+        target = Target(
+            [content_stems(t) for t in texts],
+            frozenset(),
+            [label for label, _ in evidence],
+            [],
+            *_answer_rule(gold, evidence),
+        )
         target.vectors = self._embed(texts)  # type: ignore[attr-defined]
         return target
 
@@ -354,7 +426,11 @@ class LLMScorer:
         self, question: str, gold: list[str], evidence: list[tuple[str, str]], speakers: Iterable[str] = ()
     ) -> Target:
         target = Target(
-            [content_stems(t) for _, t in evidence], frozenset(), [label for label, _ in evidence]
+            [content_stems(t) for _, t in evidence],
+            frozenset(),
+            [label for label, _ in evidence],
+            [],
+            *_answer_rule(gold, evidence),
         )
         target.question, target.gold = question, gold  # type: ignore[attr-defined]
         target.evidence_text = "\n".join(t for _, t in evidence)  # type: ignore[attr-defined]

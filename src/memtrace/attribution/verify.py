@@ -16,23 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MemtraceError, UntrustedSnapshotError
-from ..graph import Case, GraphQueries, Workspace
+from ..eval import says_unanswerable
+from ..graph import Case, GraphQueries, VariableVersion, Workspace
 from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
+from ..systems.rules import third_person
+from ..text import parse_when, resolve_date
 from ..vocabulary import ErrorType, Verdict
 from .anatomy import case_anatomy
-from .confirm import (
-    answer_in_evidence,
-    carrying_part,
-    context_part,
-    evidence_target,
-    memory_carries_at_question,
-    states_answer,
-)
+from .confirm import context_part, evidence_target, memory_carries_at_question
+from .evidence import message_text, said_when
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
-from .model import Attribution, PathStep, load_attributions, save_attribution, settings_keys
+from .model import Attribution, PathRole, PathStep, load_attributions, save_attribution, settings_keys
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
-from .support import OverlapScorer, Target
+from .support import Target, carrying_part
 from .verdicts import Verification, verification_summary
 
 __all__ = [
@@ -53,20 +50,30 @@ def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any
         return None, "no operation to repair"
     kind = attribution.error_type
     if kind in (ErrorType.UPDATE, ErrorType.DELETION):
-        kept = next((s for s in attribution.path if s.note.startswith("last version carrying")), None)
+        kept = attribution.step(PathRole.LAST_CARRIER)
         if kept is None:
             return None, "the path names no unit version to keep"
         return {op_id: {"memory": {kept.id.rsplit("@", 1)[0]: CANCEL}}}, "keep the previous version"
     if kind == ErrorType.EXTRACTION:
-        evidence = [s for s in attribution.path if s.note.startswith("evidence")]
+        evidence = [graph.var(s.id) for s in attribution.steps(PathRole.EVIDENCE) if graph.has_var(s.id)]
         produced = [v for v in graph.outputs(op_id) if isinstance(graph.value(v.id), list)]
         if not evidence or not produced:
             return None, "the operation produced no list to add the evidence fact to"
         target = produced[0]
-        facts = [*graph.value(target.id), *(_as_fact(value_text(graph.value(s.id))) for s in evidence)]
-        return {op_id: {"outputs": {target.name: facts}}}, f"add the evidence to {target.name}"
+        # What this operation read of the evidence: a later message is no fact it could have written.
+        read = {v.id for v in graph.inputs(op_id)}
+        facts = [ideal_fact(graph, v) for v in ([v for v in evidence if v.id in read] or evidence)]
+        if target.category == "update_events":  # a memory decision: the ideal one adds the fact
+            kept = _carried_inputs(ws, graph, attribution, op_id) or facts
+            added = [{"id": None, "text": text, "event": "ADD"} for text in kept]
+            return {op_id: {"outputs": {target.name: [*graph.value(target.id), *added]}}}, (
+                f"add the fact it dropped to {target.name}"
+            )
+        return {op_id: {"outputs": {target.name: [*graph.value(target.id), *facts]}}}, (
+            f"add the evidence, as an ideal extraction writes it, to {target.name}"
+        )
     if kind == ErrorType.RETRIEVAL:
-        held = next((s for s in attribution.path if s.note == "in memory at question time"), None)
+        held = attribution.step(PathRole.LIVE_AT_QUESTION)
         context = [v for v in graph.outputs(op_id) if v.category == "retrieved"]
         if held is None or not context:
             return None, "no evidence-bearing memory or retrieved context to repair"
@@ -93,9 +100,8 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
     graph = ws.cached_view(attribution.run_id)
     case = ws.case(attribution.run_id, attribution.case_id)
     target = evidence_target(graph, case, attribution)
-    needs_answer = answer_in_evidence(graph, case, attribution)
     if attribution.error_type == ErrorType.RESPONSE:
-        return _by_elimination(graph, case, attribution, target, needs_answer)
+        return _by_elimination(graph, case, attribution, target)
     if target is None:
         return _outcome(
             attribution,
@@ -124,7 +130,7 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
             f"the repaired operation did not run in the replay ({result.run_id})",
         )
     answered = result.case(attribution.case_id)
-    delivered = carrying_part(target, [(None, answered.context)], case.gold, require_answer=needs_answer)
+    delivered = carrying_part(target, [(None, answered.context)])
     checked = [
         f"repair: {repair}; replayed {result.run_id}",
         (
@@ -158,10 +164,10 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
                 answer_step_fault(anatomy.answer_op.id, answered.prediction, result.run_id, "repair replay")
             )
         return outcome
-    _undelivered(ws, graph, case, attribution, target, outcome, needs_answer)
+    _undelivered(ws, graph, case, attribution, target, outcome)
     ideal = later_ops_ideal_patch(graph, case, attribution, patch, outcome.why)
     if ideal is not None:
-        kept = replay_with_ideal_later_ops(ws, graph, attribution, case, target, ideal, llm, needs_answer)
+        kept = replay_with_ideal_later_ops(ws, graph, attribution, case, target, ideal, llm)
         if kept is not None:
             kept.checked = [*outcome.checked, *kept.checked]  # the plain repair's replay, then this one
             return kept
@@ -183,25 +189,25 @@ def _undelivered(
     attribution: Attribution,
     target: Target,
     outcome: Verification,
-    needs_answer: bool,
 ) -> None:
     """Why a repair did not deliver the evidence. Refuted only when the claim's premise is false (the
     recorded run still had the information where the claim says it was lost); a later operation
     losing it again is a later fault, which the decisive criterion assumes away, so not a refutation."""
     anatomy = case_anatomy(graph, case)
     if attribution.error_type == ErrorType.RETRIEVAL:
-        held = context_part(graph, case, target, require_answer=needs_answer)
+        held = context_part(graph, case, target)
         if held is not None:
             outcome.verdict, outcome.why = Verdict.REFUTED, "context-had-it"
             outcome.reason = f"the recorded context already carried the evidence: {held.text!r}"
             return
-        memory = next((s for s in attribution.path if s.note == "in memory at question time"), None)
+        memory = attribution.step(PathRole.LIVE_AT_QUESTION)
         value = graph.value(memory.id) if memory is not None else None
-        if needs_answer and carrying_part(target, [(None, value)], case.gold, require_answer=True) is None:
+        if carrying_part(target, [(None, value)]) is None:
             outcome.verdict, outcome.why = Verdict.NOT_VERIFIABLE, "held-memory-lacks-answer"
             outcome.reason = (
-                "the memory the claim names as held at question time does not state the gold answer "
-                "the evidence states, so putting it in the context cannot deliver the information"
+                "no part of the memory the claim names as held at question time carries the information"
+                " (when the evidence states the gold answer, the part must state it too), so putting it"
+                " in the context cannot deliver it"
             )
             return
         outcome.verdict, outcome.why = Verdict.NOT_VERIFIABLE, "repair-overridden"
@@ -210,15 +216,14 @@ def _undelivered(
         )
         return
     values = graph.memory_values_at(anatomy.question_seq - 1)
-    held_then = carrying_part(target, list(values.items()), case.gold, require_answer=needs_answer)
+    held_then = carrying_part(target, list(values.items()))
     if held_then is not None:
         outcome.verdict, outcome.why = Verdict.REFUTED, "memory-had-it"
         outcome.reason = (
             f"the recorded memory still carried the evidence at question time: {held_then.text!r}"
         )
         return
-    gold = case.gold if needs_answer else None
-    held = memory_carries_at_question(ws, outcome.replay_run or "", case.id, target, gold=gold)
+    held = memory_carries_at_question(ws, outcome.replay_run or "", case.id, target)
     if held is False:
         outcome.verdict, outcome.why = Verdict.NOT_VERIFIABLE, "loss-recurs"
         outcome.reason = (
@@ -246,10 +251,20 @@ def _undelivered(
 
 
 def _by_elimination(
-    graph: GraphQueries, case: Case, attribution: Attribution, target: Target | None, needs_answer: bool
+    graph: GraphQueries, case: Case, attribution: Attribution, target: Target | None
 ) -> Verification:
-    """A ResponseError: by elimination when a named part of the answer's context carries the evidence."""
+    """A ResponseError: by elimination when a part of the answer's context carries the evidence, by the
+    one rule flow used to claim it (`support.carrying_part`); the part is named on the path."""
     no_replay = "no replay: an answer step has no upstream repair to replay"
+    if case.gold and all(says_unanswerable(g) for g in case.gold):
+        return _outcome(
+            attribution,
+            Verdict.NOT_VERIFIABLE,
+            "unanswerable",
+            "an unanswerable question: there is no information to carry, the answer step should have"
+            " abstained; no part is claimed and none can be named",
+            [no_replay],
+        )
     if target is None:
         return _outcome(
             attribution,
@@ -258,49 +273,37 @@ def _by_elimination(
             "no evidence to find in the context (e.g. an unanswerable question); no part can be named",
             [no_replay],
         )
-    scorer = OverlapScorer()
-    named = next((s for s in attribution.path if s.part), None)
-    if named is not None and named.part is not None:
-        support = scorer.score(target, named.part)
-        if support >= scorer.threshold and (not needs_answer or states_answer(named.part, case.gold)):
-            checked = [f"named carrying part {named.part!r} (support {support:.2f})", no_replay]
-            return _outcome(
-                attribution,
-                Verdict.BY_ELIMINATION,
-                "part-named",
-                "the named part carries the evidence",
-                checked,
-            )
-    found = context_part(graph, case, target, scorer, require_answer=needs_answer)
+    found = context_part(graph, case, target)
     if found is None:
         return _outcome(
             attribution,
             Verdict.NOT_VERIFIABLE,
             "no-carrying-part",
             "no single part of the answer's context carries the evidence"
-            + (" and states the gold answer, which the evidence states" if needs_answer else ""),
+            + (" and states the gold answer, which the evidence states" if target.answer_required else ""),
             [no_replay],
         )
-    step = next((s for s in attribution.path if s.kind == "var" and s.id == found.var_id), None)
+    step = next(
+        (s for s in attribution.steps(PathRole.IN_CONTEXT) if s.id == found.var_id and s.part == found.text),
+        None,
+    )
+    why, reason = "part-named", "the named part carries the evidence"
     if step is None:
+        why, reason = "part-found", "a part of the answer's context carries the evidence"
         version = graph.var(found.var_id) if found.var_id else None
-        step = PathStep(
-            "var", found.var_id or "?", version.seq if version else -1, "in the answer's context", True
-        )
-        attribution.path.append(step)
-    step.part = found.text
+        step = next((s for s in attribution.path if s.kind == "var" and s.id == found.var_id), None)
+        if step is None:
+            step = PathStep(
+                "var", found.var_id or "?", version.seq if version else -1, "in the answer's context", True
+            )
+            attribution.path.append(step)
+        step.role, step.part = PathRole.IN_CONTEXT, found.text
     answer_note = "states the gold answer" if found.states_answer else "does not state the gold answer itself"
     checked = [
         f"carrying part {found.text!r} of {found.var_id} (support {found.support:.2f}; {answer_note})",
         no_replay,
     ]
-    return _outcome(
-        attribution,
-        Verdict.BY_ELIMINATION,
-        "part-found",
-        "a part of the answer's context carries the evidence",
-        checked,
-    )
+    return _outcome(attribution, Verdict.BY_ELIMINATION, why, reason, checked)
 
 
 def _outcome(
@@ -345,5 +348,30 @@ def verify_all(
         return results
 
 
-def _as_fact(message: str) -> str:
-    return message.split(": ", 1)[1] if ": " in message[:40] else message
+def ideal_fact(graph: GraphQueries, message: VariableVersion) -> str:
+    """An evidence message as a correct extraction writes it: the speaker's words in the third person,
+    naming the speaker, dated ('Clara adopted a dog last week [on 1 May 2023]'), as the offline
+    extractors write facts; a fact that does not say whose it is cannot be found by a question about them."""
+    text = message_text(graph.value(message.id))
+    speaker, said = text.split(": ", 1) if ": " in text[:40] else ("", text)
+    when = said_when(graph, message)
+    fact = third_person(said, speaker) if speaker else said
+    if speaker and speaker not in fact:
+        fact = f"{speaker} said: {fact}"
+    day = parse_when(when) if when else None
+    resolved = resolve_date(said, day)
+    stamp = f"on {resolved}" if resolved else f"said on {when}" if when else ""
+    return f"{fact} [{stamp}]" if stamp else fact
+
+
+def _carried_inputs(ws: Workspace, graph: GraphQueries, attribution: Attribution, op_id: str) -> list[str]:
+    """The texts of the operation's inputs that carry the evidence (the facts a decision dropped)."""
+    case = ws.case(attribution.run_id, attribution.case_id)
+    target = evidence_target(graph, case, attribution)
+    if target is None:
+        return []
+    inputs = [v for v in graph.inputs(op_id) if v.category not in ("prompt", "retrieved")]
+    values = graph.values(inputs)
+    return [
+        value_text(values[v.id]) for v in inputs if carrying_part(target, [(v.id, values[v.id])]) is not None
+    ]

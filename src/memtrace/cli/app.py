@@ -67,7 +67,11 @@ def version() -> None:
 def run(
     workspace_arg: WorkspaceArgument = None,
     system: Annotated[
-        str, typer.Option(help="long_context, rag, mem0, evermemos or a plugin; a comma list, or all.")
+        str,
+        typer.Option(
+            help="long_context, rag, mem0, evermemos, mem0ai (the real mem0 library: needs "
+            "'memtrace[mem0ai]' and a model) or a plugin; a comma list, or all."
+        ),
     ] = "all",
     dataset: Annotated[str, typer.Option(help="sample[:SEED], locomo:PATH or longmemeval:PATH.")] = "sample",
     conversations: Annotated[

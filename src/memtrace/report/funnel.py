@@ -13,8 +13,8 @@ Stages, in order (each case is counted at every stage up to the last one it reac
 A correct case reaches stage 5. A failed case is placed by its flow attribution, whose error types are
 decided by exactly these tests in this order (attribution/flow.py): ExtractionError stops at 1,
 UpdateError and DeletionError at 2, RetrievalError at 3, ResponseError at 4. An Undetermined flow
-attribution is placed at the last stage its evidence path proves (the path's "first memory unit version
-carrying it", "in memory at question time" and "in the answer's context" steps) and counted apart.
+attribution is placed at the last stage its evidence path proves (the path's steps with the roles first
+carrier, live at question time and in context) and counted apart.
 A flow attribution that replay verification revised to the answer step keeps its original claim
 (`revised_from`); the original error type places the case, since it says where the information stopped.
 """
@@ -25,7 +25,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..attribution.evidence import EvidenceLocator
-from ..attribution.model import Attribution
+from ..attribution.model import Attribution, PathRole
 from ..eval import says_unanswerable
 from ..graph import Case
 from ..vocabulary import CaseVerdict, ErrorType
@@ -42,11 +42,11 @@ _STOPPED_AT = {
     ErrorType.RESPONSE: "retrieved",
 }
 
-#: Path notes of the flow method that prove a stage was reached, latest stage first.
+#: Path roles that prove a stage was reached, latest stage first.
 _PATH_PROOF = (
-    ("in the answer's context", "retrieved"),
-    ("in memory at question time", "survived"),
-    ("first memory unit version carrying it", "extracted"),
+    (PathRole.IN_CONTEXT, "retrieved"),
+    (PathRole.LIVE_AT_QUESTION, "survived"),
+    (PathRole.FIRST_CARRIER, "extracted"),
 )
 
 
@@ -65,9 +65,9 @@ def stage_from_flow(flow: Attribution | None) -> tuple[str, bool]:
     kind = flow_error_type(flow)
     if kind in _STOPPED_AT:
         return _STOPPED_AT[kind], False
-    notes = [step.note for step in flow.path] if flow is not None else []
-    for note, stage in _PATH_PROOF:
-        if note in notes:
+    roles = {step.role for step in flow.path} if flow is not None else set()
+    for role, stage in _PATH_PROOF:
+        if role in roles:
             return stage, True
     return "evidence", True
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..attribution.model import Attribution
+from ..attribution.model import Attribution, PathRole
 from ..eval import says_unanswerable
 from ..graph import Case, VariableVersion
 from ..graph.values import value_text
@@ -34,7 +34,7 @@ MIN_WORDS = 3
 def focus_terms(case: Case, attribution: Attribution) -> list[str]:
     """What a reader looks for in the values: the gold answers, then the evidence message ids."""
     gold = [g for g in case.gold if g.strip() and not says_unanswerable(g)]
-    evidence = [s.id.rsplit("@", 1)[0] for s in attribution.path if s.note.startswith("evidence")]
+    evidence = [s.id.rsplit("@", 1)[0] for s in attribution.steps(PathRole.EVIDENCE)]
     return list(dict.fromkeys([*gold, *evidence, *case.evidence]))
 
 

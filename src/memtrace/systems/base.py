@@ -88,6 +88,9 @@ class MemorySystem(ABC):
     runs_offline: ClassVar[bool] = True
     #: The MemTraceBench split (`<dir>/<split>/*.json`) recorded from this system, if there is one.
     memtracebench_split: ClassVar[str | None] = None
+    #: Whether the runner may pickle the system's state for replay (a system wrapping live clients
+    #: such as mem0ai's qdrant store cannot be snapshotted, so its runs cannot be replayed).
+    snapshots: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -9,6 +9,7 @@ declaring an entry point in the group `memtrace.systems` (name = system name, va
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import warnings
 from importlib.metadata import entry_points
 
@@ -26,7 +27,16 @@ BUILTIN_SYSTEMS = {
     "evermemos": "memtrace.systems.evermemos:EverMemOSSystem",
 }
 
+#: Adapters of other packages, registered when that package is installed (its extra named here
+#: otherwise); they need a model, so an offline `--system all` leaves them out.
+ADAPTER_SYSTEMS = {
+    "mem0ai": ("mem0", "memtrace.systems.mem0ai_system:Mem0AISystem", "pip install 'memtrace[mem0ai]'"),
+}
+
 _registered: dict[str, type[MemorySystem] | str] = dict(BUILTIN_SYSTEMS)
+for _name, (_module, _target, _) in ADAPTER_SYSTEMS.items():
+    if importlib.util.find_spec(_module) is not None:
+        _registered[_name] = _target
 _entry_points_loaded = False
 _from_entry_points: set[str] = set()
 
@@ -80,6 +90,8 @@ def system_class(name: str) -> type[MemorySystem]:
     """The class registered as `name`, imported on first use; an unknown name raises MemtraceError."""
     _load_entry_points()
     if name not in _registered:
+        if name in ADAPTER_SYSTEMS:
+            raise MemtraceError(f"system {name!r} needs its package: {ADAPTER_SYSTEMS[name][2]}")
         raise MemtraceError(f"unknown system {name!r} (choose {', '.join(_registered)} or all)")
     target = _registered[name]
     if isinstance(target, str):

@@ -26,7 +26,7 @@ from ..eval import make_judge
 from ..graph import Workspace
 from ..trace import Recorder
 from ..trace.patch import CANCEL, DELETE, Patch, PatchPolicy
-from .registry import system_class
+from .registry import find_system, system_class
 from .runner import CaseResult, answer_questions, construct
 from .snapshots import load_snapshots, restore
 
@@ -96,6 +96,12 @@ def _replay(
         )
     graph = ws.graph(original.id)
     patch_seqs = [graph.op(op_id).seq for op_id in patches]  # NotFoundError names a bad op id
+    recorded_by = find_system(original.system)
+    if recorded_by is not None and not recorded_by.snapshots:
+        raise MemtraceError(
+            f"run {original.id} ({original.system}) cannot be replayed: that system's state cannot be "
+            "snapshotted (it wraps live clients), so no re-execution can start from it"
+        )
     conversation, snapshots = load_snapshots(ws.path, original.id)
     first_question = _question_start(ws, original.id, conversation, cases)
     if not snapshots:

@@ -90,7 +90,8 @@ def run_conversation(
         metadata={"llm": getattr(system.llm, "model", None) or "offline", **(metadata or {})},
     ) as run:
         result = RunResult(run.id, system.name, conversation.id)
-        writer = SnapshotWriter(workspace, run, conversation) if snapshots and run.id else None
+        keep = snapshots and system.snapshots and run.id
+        writer = SnapshotWriter(workspace, run, conversation) if keep else None
         system.start(run, conversation)
         steps = sum(len(s.turns) for s in conversation.sessions) + len(conversation.questions)
         construct(
