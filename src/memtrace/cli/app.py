@@ -25,6 +25,7 @@ from .llm_options import (
     MaxTokensOption,
     RetriesOption,
     TimeoutOption,
+    closing_client,
 )
 from .progress import progress_bar
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
@@ -104,23 +105,23 @@ def run(
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     system_names(system)  # an unknown system fails before any client is made
     limits = LLMLimits(timeout, retries, max_tokens)
-    client = _llm_client(llm, model, base_url, workspace, limits)
-    payload = run_command(
-        workspace,
-        system,
-        dataset,
-        conversations=conversations,
-        questions=questions,
-        overrides=set_,
-        client=client,
-        judge=judge,
-        judge_model=judge_model,
-        judge_base_url=judge_base_url,
-        model=model,
-        base_url=base_url,
-        limits=limits,
-        console=console,
-    )
+    with closing_client(_llm_client(llm, model, base_url, workspace, limits)) as client:
+        payload = run_command(
+            workspace,
+            system,
+            dataset,
+            conversations=conversations,
+            questions=questions,
+            overrides=set_,
+            client=client,
+            judge=judge,
+            judge_model=judge_model,
+            judge_base_url=judge_base_url,
+            model=model,
+            base_url=base_url,
+            limits=limits,
+            console=console,
+        )
     write_json(json_out, payload)
 
 

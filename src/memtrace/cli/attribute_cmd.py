@@ -14,7 +14,7 @@ from rich.table import Table
 from ..graph import Workspace
 from ..vocabulary import ErrorType
 from .consoles import JsonOption, console, styled, write_json
-from .llm_options import LLMLimits, MaxTokensOption, RetriesOption, TimeoutOption, llm_client
+from .llm_options import LLMLimits, MaxTokensOption, RetriesOption, TimeoutOption, closing_client, llm_client
 from .progress import progress_bar
 from .render import short
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
@@ -51,8 +51,11 @@ def attribute(
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     with Workspace(workspace) as ws:
         run_id = ws.run(run).id if run else None
-        client = llm_client(llm, model, base_url, workspace, LLMLimits(timeout, retries, max_tokens))
-        with progress_bar(console) as progress:
+        limits = LLMLimits(timeout, retries, max_tokens)
+        with (
+            closing_client(llm_client(llm, model, base_url, workspace, limits)) as client,
+            progress_bar(console) as progress,
+        ):
             task = progress.add_task(f"attributing ({method})", total=None)
             results = attribute_cases(
                 ws,

@@ -6,6 +6,8 @@ OpenAI SDK is imported only when a command really makes a client.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -72,6 +74,17 @@ def llm_client(
         max_retries=limits.retries,
         max_tokens=limits.max_tokens,
     )
+
+
+@contextmanager
+def closing_client(client: Any) -> Iterator[Any]:
+    """`client` for one `with` block, closed after it (its HTTP pool and LLM-cache database); None
+    (offline) passes through."""
+    try:
+        yield client
+    finally:
+        if client is not None:
+            client.close()
 
 
 @dataclass(slots=True)

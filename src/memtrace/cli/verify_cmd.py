@@ -16,7 +16,7 @@ from rich.table import Table
 from ..graph import Workspace
 from ..vocabulary import NOT_VERIFIED, VERDICTS, ErrorType
 from .consoles import JsonOption, console, styled, write_json
-from .llm_options import LLMLimits, MaxTokensOption, RetriesOption, TimeoutOption, llm_client
+from .llm_options import LLMLimits, MaxTokensOption, RetriesOption, TimeoutOption, closing_client, llm_client
 from .progress import progress_bar
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
@@ -51,8 +51,11 @@ def verify(
 
     check_method_name(method)
     workspace = resolve_workspace(workspace_arg, workspace_alias)
-    client = llm_client(llm, model, base_url, workspace, LLMLimits(timeout, retries, max_tokens))
-    with progress_bar(console) as progress:
+    limits = LLMLimits(timeout, retries, max_tokens)
+    with (
+        closing_client(llm_client(llm, model, base_url, workspace, limits)) as client,
+        progress_bar(console) as progress,
+    ):
         task = progress.add_task(f"verifying ({method})", total=None)
         outcomes = verify_all(
             workspace,
