@@ -47,6 +47,7 @@ def test_a_store_that_fails_to_open_leaves_no_connection_open(workspace: Path) -
     other = workspace.parent / "other"
     other.mkdir()
     (other / "memtrace.db").write_bytes(b"this is not sqlite" * 100)
+    gc.collect()  # what earlier tests left for the collector is theirs, not this test's
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
         for folder in (workspace, other):
