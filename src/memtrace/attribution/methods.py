@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
 from ..errors import MemtraceError
+from ..plugins import PluginRegistry
 from .model import AttributionMethod
 
 ENTRY_POINT_GROUP = "memtrace.attributors"
@@ -69,20 +68,19 @@ def _all_at_once(*, llm: Any, **options: Any) -> AttributionMethod:
     return AllAtOnceMethod(llm, **options)
 
 
-_registered: dict[str, Attributor] = {
-    a.name: a
-    for a in (
-        Attributor("flow", _flow),
-        Attributor("agent", _agent, needs_llm=True),
-        Attributor("all-at-once", _all_at_once, needs_llm=True),
-        Attributor("last-op", _last_op),
-        Attributor("random", _random),
-    )
-}
+_registry: PluginRegistry[Attributor] = PluginRegistry(
+    ENTRY_POINT_GROUP, "attribution method", lambda point: Attributor(point.name, point.value)
+)
+for _builtin in (
+    Attributor("flow", _flow),
+    Attributor("agent", _agent, needs_llm=True),
+    Attributor("all-at-once", _all_at_once, needs_llm=True),
+    Attributor("last-op", _last_op),
+    Attributor("random", _random),
+):
+    _registry.add_builtin(_builtin.name, _builtin)
 #: The methods memtrace ships, in the order help texts list them.
-BUILTIN_METHODS = tuple(_registered)
-_entry_points_loaded = False
-_from_entry_points: set[str] = set()
+BUILTIN_METHODS = ("flow", "agent", "all-at-once", "last-op", "random")
 
 
 def register_attributor(
@@ -100,41 +98,39 @@ def register_attributor(
         raise MemtraceError(f"register_attributor({name!r}): {factory!r} is not a 'module:factory' path")
     if not isinstance(factory, str) and not callable(factory):
         raise MemtraceError(f"register_attributor({name!r}): {factory!r} is not callable")
-    _load_entry_points()
-    if name in _registered and not replace:
+    if _registry.get(name) is not None and not replace:
         raise MemtraceError(f"attribution method {name!r} is already registered (pass replace=True)")
-    _registered[name] = Attributor(name, factory, needs_llm)
-    _from_entry_points.discard(name)
+    _registry.add(name, Attributor(name, factory, needs_llm))
     return factory
 
 
 def unregister_attributor(name: str) -> None:
     """Forget a registered method (tests register throwaway ones); unknown names raise."""
-    _load_entry_points()
-    if name not in _registered:
-        raise MemtraceError(f"unknown attribution method {name!r}")
-    del _registered[name]
-    _from_entry_points.discard(name)
+    _registry.remove(name)
 
 
 def method_names() -> list[str]:
     """Every registered method name: the built-ins first, then in registration order."""
-    _load_entry_points()
-    return list(_registered)
+    return _registry.names()
 
 
 def check_method_name(name: str) -> None:
     """Raise the one-line error for a name no method is registered under."""
-    if name not in method_names():
+    _registered_method(name)
+
+
+def _registered_method(name: str) -> Attributor:
+    entry = _registry.get(name)
+    if entry is None:
         raise MemtraceError(f"unknown attribution method {name!r} (choose {', '.join(method_names())})")
+    return entry
 
 
 def make_method(
     name: str, *, llm: Any = None, seed: int = 0, scorer: str = "overlap", **options: Any
 ) -> AttributionMethod:
     """The method registered as `name`, built with the keywords its factory accepts."""
-    check_method_name(name)
-    entry = _registered[name]
+    entry = _registered_method(name)
     factory = entry.factory
     if isinstance(factory, str):
         factory = entry.factory = _import(name, factory)
@@ -169,22 +165,3 @@ def _import(name: str, target: str) -> Factory:
     if not callable(loaded):
         raise MemtraceError(f"attribution method {name!r}: {target} is not callable")
     return loaded
-
-
-def _load_entry_points() -> None:
-    """Add the `memtrace.attributors` entry points once, lazily; registered names win over them."""
-    global _entry_points_loaded
-    if _entry_points_loaded:
-        return
-    _entry_points_loaded = True
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.name in _registered:
-            if point.name not in _from_entry_points:
-                warnings.warn(
-                    f"entry point {point.name} = {point.value} ({ENTRY_POINT_GROUP}) ignored: "
-                    f"method {point.name!r} is already registered",
-                    stacklevel=3,
-                )
-            continue
-        _registered[point.name] = Attributor(point.name, point.value)
-        _from_entry_points.add(point.name)

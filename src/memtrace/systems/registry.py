@@ -11,9 +11,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import warnings
-from importlib.metadata import entry_points
 
 from ..errors import MemtraceError
+from ..plugins import PluginRegistry
 from .base import MemorySystem
 from .tunable_routes import Route
 
@@ -33,12 +33,14 @@ ADAPTER_SYSTEMS = {
     "mem0ai": ("mem0", "memtrace.systems.mem0ai_system:Mem0AISystem", "pip install 'memtrace[mem0ai]'"),
 }
 
-_registered: dict[str, type[MemorySystem] | str] = dict(BUILTIN_SYSTEMS)
+_registry: PluginRegistry[type[MemorySystem] | str] = PluginRegistry(
+    ENTRY_POINT_GROUP, "system", lambda point: point.value
+)
+for _name, _path in BUILTIN_SYSTEMS.items():
+    _registry.add_builtin(_name, _path)
 for _name, (_module, _target, _) in ADAPTER_SYSTEMS.items():
     if importlib.util.find_spec(_module) is not None:
-        _registered[_name] = _target
-_entry_points_loaded = False
-_from_entry_points: set[str] = set()
+        _registry.add_builtin(_name, _target)
 
 
 def register_system[S: type[MemorySystem]](
@@ -63,40 +65,33 @@ def register_system[S: type[MemorySystem]](
                 "the name is recorded on every run, so replay must find the class by it"
             )
         name = system.name
-    _load_entry_points()
-    if name in _registered and not replace and _registered[name] is not system:
+    taken = _registry.get(name)
+    if taken is not None and not replace and taken is not system:
         raise MemtraceError(f"system {name!r} is already registered (pass replace=True to override it)")
-    _registered[name] = system
-    _from_entry_points.discard(name)
+    _registry.add(name, system)
     return system
 
 
 def unregister_system(name: str) -> None:
     """Forget a registered system (tests register throwaway ones); unknown names raise."""
-    _load_entry_points()
-    if name not in _registered:
-        raise MemtraceError(f"unknown system {name!r}")
-    del _registered[name]
-    _from_entry_points.discard(name)
+    _registry.remove(name)
 
 
 def system_names() -> list[str]:
     """Every registered system name: the built-ins first, then in registration order."""
-    _load_entry_points()
-    return list(_registered)
+    return _registry.names()
 
 
 def system_class(name: str) -> type[MemorySystem]:
     """The class registered as `name`, imported on first use; an unknown name raises MemtraceError."""
-    _load_entry_points()
-    if name not in _registered:
+    target = _registry.get(name)
+    if target is None:
         if name in ADAPTER_SYSTEMS:
             raise MemtraceError(f"system {name!r} needs its package: {ADAPTER_SYSTEMS[name][2]}")
-        raise MemtraceError(f"unknown system {name!r} (choose {', '.join(_registered)} or all)")
-    target = _registered[name]
+        raise MemtraceError(f"unknown system {name!r} (choose {', '.join(_registry.names())} or all)")
     if isinstance(target, str):
         target = _import(name, target)
-        _registered[name] = target
+        _registry.loaded(name, target)
     return target
 
 
@@ -159,30 +154,6 @@ def _check_class(system: object) -> None:
         raise MemtraceError(f"register_system: {system.__qualname__} has no `name`")
 
 
-def _load_entry_points() -> None:
-    """Add the `memtrace.systems` entry points once, lazily; registered names win over them."""
-    global _entry_points_loaded
-    if _entry_points_loaded:
-        return
-    _entry_points_loaded = True
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.name in _registered:
-            if point.name not in _from_entry_points:
-                warnings.warn(
-                    f"entry point {point.name} = {point.value} ({ENTRY_POINT_GROUP}) ignored: "
-                    f"system {point.name!r} is already registered",
-                    stacklevel=3,
-                )
-            continue
-        _registered[point.name] = point.value
-        _from_entry_points.add(point.name)
-
-
 def reload_entry_points() -> None:
     """Forget the systems entry points added and read the group again (after installing a package)."""
-    global _entry_points_loaded
-    for name in _from_entry_points:
-        _registered.pop(name, None)
-    _from_entry_points.clear()
-    _entry_points_loaded = False
-    _load_entry_points()
+    _registry.reload()
