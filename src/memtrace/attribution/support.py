@@ -273,7 +273,8 @@ class OverlapScorer:
             linked = asked & words
             keys.append(frozenset(stated | linked) if stated else frozenset(words - asked) or words)
             labels.append(label)
-            statements.append(_statements(body, answer, speakers, asked))
+            items = tuple(item for g in gold for item in answer_items(g)) if gold else ()
+            statements.append(_statements(body, answer, speakers, asked, items))
         stated_items = [_stated_items(gold, text) for _, text in evidence]
         return Target(
             keys, frozenset(answer), labels, statements, *_answer_rule(gold, evidence), stated_items
@@ -356,11 +357,18 @@ def _what_words(words: frozenset[str], speakers: frozenset[str]) -> frozenset[st
 
 
 def _statements(
-    body: str, answer: frozenset[str], speakers: frozenset[str], asked: frozenset[str]
+    body: str,
+    answer: frozenset[str],
+    speakers: frozenset[str],
+    asked: frozenset[str],
+    items: tuple[frozenset[str], ...] = (),
 ) -> tuple[Statement, ...]:
     """The sentences of a message body that state an answer word, else the whole body but the
     question's words as one statement without answer words. A statement's words, the half a part must
     hold, leave out speakers' names and dates: they are on every line of the speaker or the day.
+
+    For a list answer, every clause stating a whole item is a statement ("a routine examination",
+    "the puppy was vaccinated"): a memory may hold each item on its own.
 
     A trailing '[said on 8 May 2023]' dates every sentence: when the answer is that date, it is
     stated by the sentence most about what was asked. The date is on every line of that day, so it
@@ -370,6 +378,7 @@ def _statements(
     dated = answer & content_stems(stamp.group("date")) if stamp else frozenset()
     text = body[: stamp.start()] if stamp else body
     literal: list[tuple[int, Statement]] = []
+    whole_items: list[Statement] = []  # clauses stating a whole item of a list answer
     by_date: list[tuple[int, Statement]] = []
     for sentence in sentences(text) or [text]:
         words = content_stems(sentence)
@@ -383,10 +392,14 @@ def _statements(
                 if clause_words & answer and clause_what:
                     stated = frozenset((clause_words & answer) | dated)
                     literal.append((len(clause_words & answer), Statement(clause_what, stated)))
+                    if len(items) > 1 and any(item <= clause_words for item in items):
+                        whole_items.append(literal[-1][1])
         elif dated:
             by_date.append((len(what & asked), Statement(what, dated)))
     # The sentence that states the answer: the one stating most of it, or for a date, the one most
     # about what was asked ("we started a road trip", not "it was fun with the dogs" said that day).
+    if whole_items:  # each item of a list answer is stated by its own clause
+        return tuple(dict.fromkeys(whole_items))
     for candidates in (literal, by_date):
         if candidates:
             most = max(count for count, _ in candidates)
