@@ -193,6 +193,7 @@ class FlowMethod:
         path: list[PathStep],
     ) -> Attribution:
         """No memory unit ever carried it: blame the operation that had it last and dropped it."""
+
         def carries(value: Any) -> bool:
             return carrying_part(target, [(None, value)], self.scorer) is not None
 

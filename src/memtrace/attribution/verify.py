@@ -17,15 +17,13 @@ from typing import Any
 
 from ..errors import MemtraceError, UntrustedSnapshotError
 from ..eval import says_unanswerable
-from ..graph import Case, GraphQueries, VariableVersion, Workspace
+from ..graph import Case, GraphQueries, Workspace
 from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
-from ..systems.rules import third_person
-from ..text import parse_when, resolve_date
 from ..vocabulary import ErrorType, Verdict
 from .anatomy import case_anatomy
 from .confirm import context_part, evidence_target, memory_carries_at_question
-from .evidence import message_text, said_when
+from .ideal_facts import ideal_fact
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
 from .model import Attribution, PathRole, PathStep, load_attributions, save_attribution, settings_keys
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
@@ -62,7 +60,7 @@ def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any
         target = produced[0]
         # What this operation read of the evidence: a later message is no fact it could have written.
         read = {v.id for v in graph.inputs(op_id)}
-        facts = [ideal_fact(graph, v) for v in ([v for v in evidence if v.id in read] or evidence)]
+        facts = [ideal_fact(graph, v, read) for v in ([v for v in evidence if v.id in read] or evidence)]
         if target.category == "update_events":  # a memory decision: the ideal one adds the fact
             kept = _carried_inputs(ws, graph, attribution, op_id) or facts
             added = [{"id": None, "text": text, "event": "ADD"} for text in kept]
@@ -346,22 +344,6 @@ def verify_all(
             if progress:
                 progress(done, len(attributions))
         return results
-
-
-def ideal_fact(graph: GraphQueries, message: VariableVersion) -> str:
-    """An evidence message as a correct extraction writes it: the speaker's words in the third person,
-    naming the speaker, dated ('Clara adopted a dog last week [on 1 May 2023]'), as the offline
-    extractors write facts; a fact that does not say whose it is cannot be found by a question about them."""
-    text = message_text(graph.value(message.id))
-    speaker, said = text.split(": ", 1) if ": " in text[:40] else ("", text)
-    when = said_when(graph, message)
-    fact = third_person(said, speaker) if speaker else said
-    if speaker and speaker not in fact:
-        fact = f"{speaker} said: {fact}"
-    day = parse_when(when) if when else None
-    resolved = resolve_date(said, day)
-    stamp = f"on {resolved}" if resolved else f"said on {when}" if when else ""
-    return f"{fact} [{stamp}]" if stamp else fact
 
 
 def _carried_inputs(ws: Workspace, graph: GraphQueries, attribution: Attribution, op_id: str) -> list[str]:
