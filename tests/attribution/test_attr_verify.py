@@ -244,3 +244,23 @@ def test_an_extraction_repair_writes_the_fact_as_a_correct_extraction_would(work
     assert ideal_fact(graph, graph.var(greeting)) == (
         "Diego said: Hey Clara! The store is doing great. [said on 8 May 2023]"
     )
+
+
+def test_an_extraction_repair_says_which_question_a_reply_answers(workspace: Path) -> None:
+    """ "Pepperoni of course!" is no fact a question about pizza can find; with its question it is."""
+    with mt.run(workspace, name="t") as run, mt.op("load_session", category="construction") as op:
+        op.output("session_9.date", "1:56 pm on 4 May, 2022", category="session_date")
+        asked = op.output("D9:17", "John: Pizza? Which one do you love the most?", category="message")
+        reply = op.output("D9:18", "James: Pepperoni of course!", category="message")
+        aside = op.output("D9:19", "James: I also like cheese.", category="message")
+    with mt.open(workspace) as ws:
+        graph = ws.view(run.id)
+        read = {asked, reply}
+        assert ideal_fact(graph, graph.var(reply), read) == (
+            "James said: Pepperoni of course! (answering John: Pizza? Which one do you love the most?) "
+            "[said on 4 May 2022]"
+        )
+        # the question was not read by the repaired operation: the fact cannot say what it answers
+        assert "answering" not in ideal_fact(graph, graph.var(reply), {reply})
+        # the turn before is the same speaker's: nothing was asked of him
+        assert "answering" not in ideal_fact(graph, graph.var(aside), {reply, aside})
