@@ -91,3 +91,29 @@ def test_the_trim_that_dropped_the_line_stating_the_answer_is_blamed(tmp_path: P
         result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
         assert result.error_type == "UpdateError", result.explanation
         assert ws.graph(run.id).op(result.op_id).name == "first_trim", result.explanation
+
+
+def test_the_extraction_that_dropped_the_message_stating_the_answer_is_blamed(tmp_path: Path) -> None:
+    """Of two extractions that wrote nothing of the evidence, the one that read the message stating
+    the answer dropped it; the earlier one read only a message that states none of it."""
+    with mt.run(tmp_path, name="two-extractions") as run:
+        with mt.op("load", category="construction") as op:
+            snake = op.output(
+                "D2:20", "Jolene: Meet Susie, my snake! She loves sharing my bed.", category="message"
+            )
+            paris = op.output("D2:24", "Jolene: I bought it a year ago in Paris.", category="message")
+        with mt.op("extract_paris", category="extraction") as op:
+            op.use(paris)
+            run.memory("m1").create({"memory": "Jolene likes travelling"}, by=op)
+        with mt.op("extract_snake", category="extraction") as op:
+            op.use(snake)
+            run.memory("m2").create({"memory": "Jolene has a bed"}, by=op)
+        case = run.case("What pets does Jolene have?", gold="snakes", evidence=["D2:20", "D2:24"])
+        with mt.op("answer", category="response") as op:
+            prediction = op.output("prediction", "a dog", category="prediction")
+        case.predict("a dog", var=prediction)
+        case.judge(False)
+    with mt.open(tmp_path) as ws:
+        result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
+        assert result.error_type == "ExtractionError", result.explanation
+        assert ws.graph(run.id).op(result.op_id).name == "extract_snake", result.explanation
