@@ -159,6 +159,12 @@ def bench_faults(
         )
     for table in fault_tables(result):
         console.print(table)
+    for gap in result["missing"]:
+        console.print(
+            f"note: {gap['system']}: {gap['kept']} {gap['error_type']} case(s),"
+            f" fewer than --per-type {per_type}: {gap['why']}",
+            markup=False,
+        )
     for path, size in result["written"].items():
         console.print(f"wrote {path} ({size / 2**20:.1f} MiB)")
     write_json(json_out, result)
@@ -300,4 +306,18 @@ def fault_tables(result: dict[str, Any]) -> list[Table]:
         for gold, row in first["confusion"].items():
             confusion.add_row(gold, *(str(row.get(k, 0)) for k in kinds))
         tables.append(confusion)
+    if result.get("coverage"):
+        tables.append(coverage_table(result["coverage"]))
     return tables
+
+
+def coverage_table(coverage: dict[str, dict[str, dict[str, int]]]) -> Table:
+    """Labelled cases per system and error type it can make (kept of planned); '-' where it cannot."""
+    table = Table(title="Labelled cases per system (kept / planned injections)", title_justify="left")
+    table.add_column("system")
+    for kind in MEMORY_ERROR_TYPES:
+        table.add_column(kind.replace("Error", ""), justify="right")
+    for system_name, kinds in coverage.items():
+        cells = [kinds.get(str(k)) for k in MEMORY_ERROR_TYPES]
+        table.add_row(system_name, *("-" if n is None else f"{n['kept']} / {n['planned']}" for n in cells))
+    return table
