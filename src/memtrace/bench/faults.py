@@ -6,8 +6,8 @@ update (UpdateError), turn that update into a deletion (DeletionError), drop the
 items from the retrieved context (RetrievalError), or make the answer step answer another span
 (ResponseError). When no update touched the one memory holding the answer (Mem0 often merges
 nothing into it), a later memory decision is made to degrade or delete it instead, so every type
-a system can make is injected. Only injections that flip the verdict to wrong are kept; the injected operation
-and type are the ground truth.
+a system can make is injected. Only injections that flip the verdict to wrong are kept; the
+injected operation and type are the ground truth.
 """
 
 from __future__ import annotations
