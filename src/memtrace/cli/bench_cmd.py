@@ -54,6 +54,9 @@ def bench_memtracebench(
     evidence: Annotated[
         str, typer.Option(help="flow's starting points: auto, gold, bm25, dense or hybrid.")
     ] = "auto",
+    seed: Annotated[
+        int, typer.Option(help="Seed of the random baseline (the same seed, the same picks).")
+    ] = 0,
     cases_json: Annotated[
         Path | None, typer.Option("--cases-json", help="Write one row per case here (gold, predicted, why).")
     ] = None,
@@ -76,6 +79,7 @@ def bench_memtracebench(
             progress=progress,
             scorer=scorer,
             evidence=evidence,
+            seed=seed,
         )
     console.print(memtracebench_table(result))
     console.print(confusion_table(result))
@@ -121,7 +125,9 @@ def bench_faults(
         int | None, typer.Option(help="Use the first N conversations (sample: N seeded variants).")
     ] = None,
     per_type: Annotated[int, typer.Option(help="Labelled cases to keep per system and error type.")] = 10,
-    seed: Annotated[int, typer.Option(help="Shuffles which cases are injected.")] = 0,
+    seed: Annotated[
+        int, typer.Option(help="Shuffles which cases are injected, and seeds the random baseline.")
+    ] = 0,
     method: Annotated[str, typer.Option(help="Comma list of methods to score.")] = "flow,last-op,random",
     memtracebench: Annotated[
         bool, typer.Option(help="Also write each labelled replay as a MemTraceBench graph (large).")
