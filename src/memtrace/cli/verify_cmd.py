@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from ..errors import MemtraceError
 from ..graph import Workspace
 from ..vocabulary import NOT_VERIFIED, VERDICTS, ErrorType
 from .consoles import JsonOption, console, styled, write_json
@@ -51,6 +52,17 @@ def verify(
 
     check_method_name(method)
     workspace = resolve_workspace(workspace_arg, workspace_alias)
+    where = f" of run(s) {', '.join(run)}" if run else ""
+    with Workspace(workspace) as ws:
+        chosen = None if run is None else {ws.run(ref).id for ref in run}
+        rows = [r for r in ws.store.attributions(method=method) if chosen is None or r.run_id in chosen]
+        if not rows:
+            runs = "".join(f" --run {ref}" for ref in run or [])
+            raise MemtraceError(
+                f"no {method} attributions{where} in {workspace} to verify:"
+                f" `memtrace attribute {workspace}{runs} --method {method}` makes them"
+            )
+        check_one_setting(rows, method, workspace)
     limits = LLMLimits(timeout, retries, max_tokens)
     with (
         closing_client(llm_client(llm, model, base_url, workspace, limits)) as client,
@@ -68,12 +80,10 @@ def verify(
             progress=lambda done, total: progress.update(task, completed=done, total=total),
         )
     with Workspace(workspace) as ws:
-        chosen = None if run is None else {ws.run(ref).id for ref in run}
         scope = [
             a for a in load_attributions(ws.store, method=method) if chosen is None or a.run_id in chosen
         ]
     summary = verification_summary(scope)
-    where = f" of run(s) {', '.join(run)}" if run else ""
     console.print(verdict_table(summary, f"Verification of {method} attributions{where} in {workspace}"))
     reasons = reasons_table(summary)
     if reasons is not None:
@@ -81,6 +91,23 @@ def verify(
     console.print(headline(summary))
     console.print(styled(f"verified now: {len(outcomes)} (--refresh verifies stored verdicts again)", "dim"))
     write_json(json_out, {**summary, "verified_now": len(outcomes)})
+
+
+def check_one_setting(rows: list[Any], method: str, workspace: Any) -> None:
+    """Refuse a case attributed under two settings of one method (--scorer, --evidence, --seed):
+    verification stores each verdict under one key per case, so one setting's attribution would be
+    written over the other's."""
+    keys: dict[tuple[str, str], set[str]] = {}
+    for row in rows:
+        keys.setdefault((row.run_id, row.case_id), set()).add(row.settings_key)
+    doubled = [case for case, found in keys.items() if len(found) > 1]
+    if doubled:
+        run_id, case_id = doubled[0]
+        raise MemtraceError(
+            f"{len(doubled)} case(s) in {workspace} have {method} attributions under more than one setting"
+            f" (--scorer, --evidence or --seed; e.g. {case_id} of run {run_id}): verifying would store one"
+            " setting's verdict over the other's attribution; verify a workspace attributed with one setting"
+        )
 
 
 def _share(part: int, whole: int) -> str:
