@@ -115,13 +115,29 @@ def _share(part: int, whole: int) -> str:
 
 
 def headline(summary: dict[str, Any]) -> str:
-    """One line: the confirmed shares of replayable claims, and elimination of ResponseErrors apart."""
+    """One line: the confirmed shares of replayable claims, and elimination of ResponseErrors apart;
+    each says how many of its attributions were never verified (a 0% there is "not checked yet")."""
     claims, responses = summary["claims"], summary["responses"]
+    unchecked = {"claims": 0, "responses": 0}
+    for kind, counts in summary["by_type"].items():
+        if kind != ErrorType.UNDETERMINED:
+            unchecked["responses" if kind == ErrorType.RESPONSE else "claims"] += counts.get(NOT_VERIFIED, 0)
+    pending = f" ({unchecked['claims']} not verified yet)" if unchecked["claims"] else ""
+    flow, answer, eliminated = (
+        summary["flow_confirmed"],
+        summary["answer_confirmed"],
+        summary["by_elimination"],
+    )
+    share = _share(eliminated, responses)
     return (
-        f"Claims a repair can test: {claims}; flow-confirmed {_share(summary['flow_confirmed'], claims)} "
-        f"({summary['flow_confirmed']}), answer-confirmed {_share(summary['answer_confirmed'], claims)} "
-        f"({summary['answer_confirmed']}). Beside them, ResponseErrors by elimination (carrying part named): "
-        f"{summary['by_elimination']} of {responses} ({_share(summary['by_elimination'], responses)})."
+        f"Claims a repair can test: {claims}{pending}; flow-confirmed {_share(flow, claims)} "
+        f"({flow}), answer-confirmed {_share(answer, claims)} ({answer}). Beside them, ResponseErrors by "
+        f"elimination (carrying part named): {eliminated} of {responses} "
+        + (
+            f"({share}; {unchecked['responses']} not verified yet)."
+            if unchecked["responses"]
+            else f"({share})."
+        )
     )
 
 

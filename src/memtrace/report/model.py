@@ -62,6 +62,10 @@ class Headline(BaseModel):
     responses: int = 0
     by_elimination: int = 0
     by_elimination_share: float | None = None
+    #: Claims and ResponseErrors whose verification was never run: counted in the shares' denominators,
+    #: so a 0% there is "not checked yet", not "refuted"; the headline says how many.
+    claims_not_verified: int = 0
+    responses_not_verified: int = 0
 
 
 class SystemSummary(BaseModel):

@@ -77,10 +77,10 @@ def render_markdown(report: Report) -> str:
         ],
         [
             [
-                h.claims,
+                f"{h.claims}{_unverified(h.claims_not_verified)}",
                 f"{_pct(h.flow_confirmed_share)} ({h.flow_confirmed})",
                 f"{_pct(h.answer_confirmed_share)} ({h.answer_confirmed})",
-                h.responses,
+                f"{h.responses}{_unverified(h.responses_not_verified)}",
                 f"{_pct(h.by_elimination_share)} ({h.by_elimination})",
             ]
         ],
@@ -243,3 +243,8 @@ def _longest_backtick_run(text: str) -> int:
         run = run + 1 if char == "`" else 0
         longest = max(longest, run)
     return longest
+
+
+def _unverified(count: int) -> str:
+    """What a share's denominator holds unchecked, so that 0% is not read as refuted."""
+    return f" ({count} not verified yet)" if count else ""
