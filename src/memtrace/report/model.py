@@ -159,6 +159,9 @@ class FailureRecord(BaseModel):
     answer_confirmed: bool | None = None
     #: why verification reached its verdict (or fell short of confirming).
     verification_reason: str | None = None
+    #: the part of the answer's context the attribution names as carrying the information (what a
+    #: ResponseError by elimination rests on), for every failure, not only the pattern examples.
+    carrying_part: str | None = None
 
 
 class ValueSnippet(BaseModel):

@@ -14,8 +14,9 @@ from .model import VERIFICATION_OUTCOMES, Example, Pattern, Report, ValueSnippet
 CONFIRMATION_NOTE = (
     "Flow-confirmed: replaying with the blamed operation repaired delivered the evidence into the answer "
     "step's context. Answer-confirmed: the replayed answer was right. By elimination (ResponseErrors "
-    "only, no replay): the part of the context that carries the evidence is named. Shares of different "
-    "populations, shown side by side and never added up."
+    "only, no replay): the part of the context that carries the evidence is named, for every one in "
+    "report.html's All failures and report.json. Shares of different populations, shown side by side "
+    "and never added up."
 )
 
 
