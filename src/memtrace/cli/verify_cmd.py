@@ -51,17 +51,22 @@ def verify(
     from ..attribution.verify import verification_summary, verify_all
 
     check_method_name(method)
+    if limit is not None and limit < 0:  # a slice by it would verify all but the last -N
+        raise MemtraceError(f"--limit must be 0 or more, not {limit}")
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     where = f" of run(s) {', '.join(run)}" if run else ""
     with Workspace(workspace) as ws:
         chosen = None if run is None else {ws.run(ref).id for ref in run}
         rows = [r for r in ws.store.attributions(method=method) if chosen is None or r.run_id in chosen]
-        if not rows:
+        if not rows:  # not an error: a workspace with no failure has nothing to attribute either
             runs = "".join(f" --run {ref}" for ref in run or [])
-            raise MemtraceError(
-                f"no {method} attributions{where} in {workspace} to verify:"
-                f" `memtrace attribute {workspace}{runs} --method {method}` makes them"
+            console.print(
+                f"nothing to verify: no {method} attributions{where} in {workspace}"
+                f" (`memtrace attribute {workspace}{runs} --method {method}` makes them)",
+                markup=False,
             )
+            write_json(json_out, {**verification_summary([]), "verified_now": 0})
+            return
         check_one_setting(rows, method, workspace)
     limits = LLMLimits(timeout, retries, max_tokens)
     with (
