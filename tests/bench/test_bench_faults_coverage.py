@@ -58,3 +58,22 @@ def test_the_command_prints_the_coverage_and_names_what_is_short(tmp_path: Path)
     assert result.returncode == 0, result.stderr
     assert "Labelled cases per system (kept / planned injections)" in result.stdout
     assert "note: rag: 0 ExtractionError case(s), fewer than --per-type 1" in " ".join(result.stdout.split())
+
+
+def test_the_random_baseline_picks_the_same_operation_per_case_under_a_seed(tmp_path: Path) -> None:
+    """Run ids are fresh each benchmark; the seeded picks must not depend on them."""
+
+    def picks(name: str, seed: int) -> list[tuple[str, str, str]]:
+        result = fault_benchmark(
+            ["mem0"],
+            "sample",
+            tmp_path / name,
+            tmp_path / name / "out",
+            per_type=1,
+            seed=seed,
+            methods=["random"],
+        )
+        return [(r["case"], r["injected_op"], r["predicted"]["random"]["op"]) for r in result["cases"]]
+
+    first = picks("a", 3)
+    assert len(first) == 5 and picks("b", 3) == first
