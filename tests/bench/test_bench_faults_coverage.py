@@ -77,3 +77,13 @@ def test_the_random_baseline_picks_the_same_operation_per_case_under_a_seed(tmp_
 
     first = picks("a", 3)
     assert len(first) == 5 and picks("b", 3) == first
+
+
+def test_a_per_type_below_one_is_refused_before_anything_is_recorded(tmp_path: Path) -> None:
+    import pytest
+
+    from memtrace.errors import MemtraceError
+
+    with pytest.raises(MemtraceError, match="--per-type must be 1 or more, not 0"):
+        fault_benchmark(["rag"], "sample", tmp_path / "ws", tmp_path / "out", per_type=0)
+    assert not (tmp_path / "ws").exists() and not (tmp_path / "out").exists()

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..attribution.engine import make_method
 from ..datasets import load_dataset
+from ..errors import MemtraceError
 from ..graph import Workspace
 from ..graph.io import export_smartcomment
 from ..graph.journal import ingest_journal, journal_path
@@ -52,6 +53,8 @@ def fault_benchmark(
     `keep_replays`): a replay read back holds a full copy of its run, and hundreds of them made the
     workspace gigabytes. `result["written"]` lists what was written where.
     """
+    if per_type < 1:  # it would record every system and label nothing
+        raise MemtraceError(f"--per-type must be 1 or more, not {per_type}")
     report = progress or no_progress
     methods = methods or ["flow", "last-op", "random"]
     coverage: dict[str, dict[str, dict[str, int]]] = {}
