@@ -112,5 +112,9 @@ class UntrustedSnapshotError(MemtraceError):
     """A snapshot file that this workspace did not sign, or that changed after it was written."""
 
 
+class NotReplayableError(MemtraceError):
+    """A run memtrace cannot re-execute (imported, recorded without the runner, or live clients)."""
+
+
 class OptimizeError(MemtraceError):
     """The optimiser cannot start: too few conversations, a bad start config, ..."""

@@ -264,3 +264,25 @@ def test_an_extraction_repair_says_which_question_a_reply_answers(workspace: Pat
         assert "answering" not in ideal_fact(graph, graph.var(reply), {reply})
         # the turn before is the same speaker's: nothing was asked of him
         assert "answering" not in ideal_fact(graph, graph.var(aside), {reply, aside})
+
+
+def test_a_run_memtrace_cannot_reexecute_says_no_replay_was_run(workspace: Path) -> None:
+    """A graph recorded without the runner (or imported) has no snapshots: not "the replay failed"."""
+    with mt.run(workspace, name="hand-made") as run:
+        with mt.op("load_session", category="construction") as op:
+            evidence = op.output("D1:1", "Clara: I adopted a dog named Pepper!", category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(evidence)
+            op.output("extracted_facts", ["Clara likes parks"])
+            run.memory("m").create({"memory": "Clara likes parks"}, by=op)
+        case = run.case("What is the name of Clara's dog?", gold="Pepper", evidence=["D1:1"])
+        with mt.op("answer", category="response") as op:
+            prediction = op.output("prediction", "Rex", category="prediction")
+        case.predict("Rex", var=prediction)
+        case.judge(False)
+    with mt.open(workspace) as ws:
+        (claim,) = attribute(ws, "flow")
+        assert claim.error_type == "ExtractionError", claim.explanation
+    (outcome,) = verify_all(workspace, method="flow")
+    assert (outcome.verdict, outcome.why) == ("not-verifiable", "not-replayable")
+    assert outcome.reason.startswith("no replay was run:") and "no snapshots" in outcome.reason

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemtraceError, UntrustedSnapshotError
+from ..errors import MemtraceError, NotReplayableError, UntrustedSnapshotError
 from ..eval import says_unanswerable
 from ..graph import Case, GraphQueries, Workspace
 from ..graph.values import value_text
@@ -25,7 +25,7 @@ from .anatomy import case_anatomy
 from .confirm import context_part, evidence_target, memory_carries_at_question
 from .ideal_facts import ideal_fact
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
-from .model import Attribution, PathRole, PathStep, load_attributions, save_attribution, settings_keys
+from .model import Attribution, PathRole, PathStep, load_attributions, save_attribution
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
 from .support import Target, carrying_part
 from .verdicts import Verification, verification_summary
@@ -116,6 +116,8 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
         result = replay(ws, attribution.run_id, patch, cases=[attribution.case_id], llm=llm)
     except UntrustedSnapshotError:
         raise  # a tampered workspace stops verification: it is not one unverifiable claim
+    except NotReplayableError as exc:
+        return _outcome(attribution, Verdict.NOT_VERIFIABLE, "not-replayable", f"no replay was run: {exc}")
     except MemtraceError as exc:
         return _outcome(
             attribution, Verdict.NOT_VERIFIABLE, "replay-failed", f"the repair replay failed: {exc}"
@@ -333,13 +335,12 @@ def verify_all(
             for a in load_attributions(ws.store, method=method)
             if (refresh or a.verified is None) and (chosen is None or a.run_id in chosen)
         ][:limit]
-        keys = settings_keys(ws.store, method)
         results = []
         for done, attribution in enumerate(attributions, 1):
             outcome = verify(ws, attribution, llm=llm, oracle=oracle)
-            save_attribution(
-                ws.store, outcome.record(), keys.get((attribution.run_id, attribution.case_id), "")
-            )
+            # Back under the settings it was made with: a case attributed under two settings of one
+            # method (--scorer, --evidence, --seed) keeps both attributions, each with its verdict.
+            save_attribution(ws.store, outcome.record(), attribution.settings_key or "")
             results.append(outcome)
             if progress:
                 progress(done, len(attributions))

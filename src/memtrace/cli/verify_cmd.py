@@ -67,7 +67,6 @@ def verify(
             )
             write_json(json_out, {**verification_summary([]), "verified_now": 0})
             return
-        check_one_setting(rows, method, workspace)
     limits = LLMLimits(timeout, retries, max_tokens)
     with (
         closing_client(llm_client(llm, model, base_url, workspace, limits)) as client,
@@ -96,23 +95,6 @@ def verify(
     console.print(headline(summary))
     console.print(styled(f"verified now: {len(outcomes)} (--refresh verifies stored verdicts again)", "dim"))
     write_json(json_out, {**summary, "verified_now": len(outcomes)})
-
-
-def check_one_setting(rows: list[Any], method: str, workspace: Any) -> None:
-    """Refuse a case attributed under two settings of one method (--scorer, --evidence, --seed):
-    verification stores each verdict under one key per case, so one setting's attribution would be
-    written over the other's."""
-    keys: dict[tuple[str, str], set[str]] = {}
-    for row in rows:
-        keys.setdefault((row.run_id, row.case_id), set()).add(row.settings_key)
-    doubled = [case for case, found in keys.items() if len(found) > 1]
-    if doubled:
-        run_id, case_id = doubled[0]
-        raise MemtraceError(
-            f"{len(doubled)} case(s) in {workspace} have {method} attributions under more than one setting"
-            f" (--scorer, --evidence or --seed; e.g. {case_id} of run {run_id}): verifying would store one"
-            " setting's verdict over the other's attribution; verify a workspace attributed with one setting"
-        )
 
 
 def _share(part: int, whole: int) -> str:
