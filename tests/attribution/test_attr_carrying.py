@@ -117,3 +117,23 @@ def test_the_extraction_that_dropped_the_message_stating_the_answer_is_blamed(tm
         result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
         assert result.error_type == "ExtractionError", result.explanation
         assert ws.graph(run.id).op(result.op_id).name == "extract_snake", result.explanation
+
+
+def test_a_date_answer_is_carried_by_what_happened_not_by_the_question_words_and_a_stamp() -> None:
+    """'The week before 9 June 2023' is on the stamp of every line said that day: a tagged line with
+    the question's words ("friends, family and mentors") does not say when they met; "we met up last
+    week" does."""
+    scorer = OverlapScorer()
+    message = (
+        "Caroline: My friends, family and mentors are my rocks. Here's a pic from when we met up last week!"
+        " [said on 9 June 2023]"
+    )
+    target = scorer.prepare(
+        "When did Caroline meet up with her friends, family, and mentors?",
+        ["The week before 9 June 2023"],
+        [("D3:11", message)],
+    )
+    rocks = ["[D3:11] Caroline's friends, family and mentors are Caroline's rocks. [said on 9 June 2023]"]
+    assert carrying_part(target, [("ctx@1", rocks)], scorer) is None
+    met = ["[D3:11] Here's a pic from when Caroline met up with them last week! [said on 9 June 2023]"]
+    assert carrying_part(target, [("ctx@1", met)], scorer) is not None

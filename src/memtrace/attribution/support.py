@@ -305,10 +305,13 @@ class OverlapScorer:
             stated = key & target.answer
             # A date is stamped on every line of its day: it shows the answer, not what it is about.
             about = frozenset(w for w in key - _WHEN_WORDS if not _YEAR.match(w)) or key
+            # A date answer is on the message's '[said on ...]' stamp, which every line of that day
+            # repeats: with the question's words, that proves nothing; the part must say what happened.
+            dated = bool(stated) and all(w in _WHEN_WORDS or w.isdigit() for w in stated)
             for words in tagged.get(f"@{label}", ()) if label else ():
                 if carries is not None and not carries(words):
                     continue
-                if words & stated or not stated:  # the question's words alone are not the answer
+                if (words & stated or not stated) and not dated:  # the question's words alone are not it
                     best = max(best, len(about & words) / len(about))
                 # The tag adds provenance: a tagged part repeating the statement carries it as an
                 # untagged one would ("Maria joined a nearby church" of a longer message).
