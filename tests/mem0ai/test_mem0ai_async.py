@@ -257,6 +257,8 @@ def test_async_search_reads_the_units_and_records_usage(
     assert {v.name for v in read} == {m["id"] for m in found["results"]}
     assert graph.value(record.retrieved_var) == [m["memory"] for m in found["results"]]
     assert any(child.name == "embed" for child in graph.children(op.id))
+    assert op.metadata["remote"] is False  # qdrant in a local folder (a CLIENT span when a server)
+    assert all(o.metadata["remote"] is True for o in graph.ops.values() if o.name == "embed")  # an endpoint
     listed = next(op for op in graph.ops.values() if op.name == "get_all")
     assert len([v for v in graph.inputs(listed.id) if v.category == "memory_entry"]) == 2
     chats = [op for op in graph.ops.values() if op.name.endswith(".llm")]
@@ -324,3 +326,42 @@ def test_the_decision_sees_ids_in_fact_order_whatever_order_the_searches_finishe
     step.candidate_ids = ["m-boston", "m-tea", "m-both"]  # the Boston search finished first
     step.hits = {"lives in Boston": ["m-boston", "m-both"], "likes tea": ["m-tea", "m-both"]}
     assert step.shown_ids() == ["m-tea", "m-both", "m-boston"]
+
+
+def test_span_kinds_say_which_steps_call_another_process(
+    memory: Any, workspace: Path, view: Callable[[], GraphView]
+) -> None:
+    """Model calls are CLIENT spans; the store's reads and writes are CLIENT when it is a server."""
+    pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra is not installed")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import SpanKind
+
+    assert not trace(memory).store_remote  # qdrant in a local folder: in this process
+    untrace(memory)
+    tracer = trace(memory, remote_store=True)  # as if qdrant ran as a server
+    assert tracer.store_remote
+    collected = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(collected))
+
+    async def body() -> None:
+        with mt.run(workspace, name="mem0-otel", system="mem0ai", otel=provider):
+            await add(memory, "Caroline: I moved to Boston last year.")
+            await search(memory, "Where does Caroline live?")
+
+    asyncio.run(body())
+    kinds = {(str(s.attributes.get("memtrace.op.name")), s.kind) for s in collected.get_finished_spans()}
+    write = "create_memory" if CLASSIC else "insert_memories"
+    expected = {
+        ("mem0.add", SpanKind.INTERNAL),
+        ("extract_facts", SpanKind.INTERNAL),
+        ("extract_facts.llm", SpanKind.CLIENT),
+        ("embed", SpanKind.CLIENT),
+        ("search_memories", SpanKind.CLIENT),
+        (write, SpanKind.CLIENT),
+        ("search", SpanKind.CLIENT),
+    }
+    assert expected <= kinds
+    assert len({name for name, _ in kinds}) == len(kinds)  # one kind per operation name
