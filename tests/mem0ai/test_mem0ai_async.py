@@ -265,6 +265,24 @@ def test_async_search_reads_the_units_and_records_usage(
     assert chats and all(op.metadata["usage"]["output_tokens"] > 0 for op in chats)
 
 
+def test_async_delete_all_nests_every_deletion_it_gathers(
+    memory: Any, workspace: Path, view: Callable[[], GraphView]
+) -> None:
+    trace(memory)
+
+    async def body() -> None:
+        await add(memory, "Caroline: I moved to Boston last year.", "Caroline: I have a guitar named Blue.")
+        await memory.delete_all(user_id=USER)
+
+    run_async(workspace, body)
+    graph = view()
+    (delete_all,) = [op for op in graph.ops.values() if op.name == "mem0.delete_all"]
+    deletions = [op for op in graph.ops.values() if op.name == "delete_memory"]
+    assert len(deletions) == 2 and all(op.parent_op == delete_all.id for op in deletions)
+    assert sorted(op.metadata["memory_id"] for op in deletions) == sorted(graph.memory_units())
+    assert all(graph.lifecycle(unit)[-1].change == "delete" for unit in graph.memory_units())
+
+
 @pytest.mark.skipif(not CLASSIC, reason="mem0 2.x makes no update-decision call")
 def test_a_failed_async_update_decision_is_recorded(
     memory: Any, server: Mem0Server, workspace: Path, view: Callable[[], GraphView]
