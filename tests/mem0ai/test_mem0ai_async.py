@@ -24,6 +24,7 @@ import memtrace as mt  # noqa: E402
 from memtrace.adapters.mem0ai import mem0_version, pipeline_for, trace, untrace  # noqa: E402
 from memtrace.errors import MemtraceError  # noqa: E402
 from memtrace.graph import GraphView  # noqa: E402
+from memtrace.graph.io.otel import plan_run  # noqa: E402
 from memtrace.systems.adapters.mem0ai_state import AddStep  # noqa: E402
 
 PIPELINE = pipeline_for(mem0_version())
@@ -346,40 +347,50 @@ def test_the_decision_sees_ids_in_fact_order_whatever_order_the_searches_finishe
     assert step.shown_ids() == ["m-tea", "m-both", "m-boston"]
 
 
-def test_span_kinds_say_which_steps_call_another_process(
-    memory: Any, workspace: Path, view: Callable[[], GraphView]
-) -> None:
-    """Model calls are CLIENT spans; the store's reads and writes are CLIENT when it is a server."""
-    pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra is not installed")
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from opentelemetry.trace import SpanKind
+def test_span_kinds_say_which_steps_call_another_process(memory: Any, workspace: Path) -> None:
+    """Model calls are CLIENT spans; the store's reads and writes are CLIENT when it is a server.
 
+    Checked on the exported spans (pure, no OpenTelemetry needed) and, with the otel extra, on the
+    live ones too."""
     assert not trace(memory).store_remote  # qdrant in a local folder: in this process
     untrace(memory)
     tracer = trace(memory, remote_store=True)  # as if qdrant ran as a server
     assert tracer.store_remote
-    collected = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(collected))
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    except ImportError:  # the mem0ai 2.x environment has no otel extra: the export is checked alone
+        collected, live = None, {}
+    else:
+        collected = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(collected))
+        live = {"otel": provider}
 
     async def body() -> None:
-        with mt.run(workspace, name="mem0-otel", system="mem0ai", otel=provider):
+        with mt.run(workspace, name="mem0", system="mem0ai", **live):
             await add(memory, "Caroline: I moved to Boston last year.")
             await search(memory, "Where does Caroline live?")
 
     asyncio.run(body())
-    kinds = {(str(s.attributes.get("memtrace.op.name")), s.kind) for s in collected.get_finished_spans()}
     write = "create_memory" if CLASSIC else "insert_memories"
     expected = {
-        ("mem0.add", SpanKind.INTERNAL),
-        ("extract_facts", SpanKind.INTERNAL),
-        ("extract_facts.llm", SpanKind.CLIENT),
-        ("embed", SpanKind.CLIENT),
-        ("search_memories", SpanKind.CLIENT),
-        (write, SpanKind.CLIENT),
-        ("search", SpanKind.CLIENT),
+        ("mem0.add", "internal"),
+        ("extract_facts", "internal"),
+        ("extract_facts.llm", "client"),
+        ("embed", "client"),
+        ("search_memories", "client"),
+        (write, "client"),
+        ("search", "client"),
     }
-    assert expected <= kinds
-    assert len({name for name, _ in kinds}) == len(kinds)  # one kind per operation name
+    with mt.open(workspace) as ws:
+        specs = plan_run(ws.store, ws.run("mem0").id)
+    exported = {(str(s.attributes.get("memtrace.op.name", "root")), s.kind) for s in specs}
+    assert expected <= exported
+    assert len({name for name, _ in exported}) == len(exported)  # one kind per operation name
+    if collected is not None:
+        spans = collected.get_finished_spans()
+        assert {
+            (str(s.attributes.get("memtrace.op.name", "root")), s.kind.name.lower()) for s in spans
+        } == exported
