@@ -11,6 +11,7 @@ import inspect
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from memtrace.adapters.mem0ai import mem0_version, pipeline_for, trace, untrace 
 from memtrace.errors import MemtraceError  # noqa: E402
 from memtrace.graph import GraphView  # noqa: E402
 from memtrace.graph.io.otel import plan_run  # noqa: E402
+from memtrace.systems.adapters.mem0ai_parts import embedder_in_process, store_is_remote  # noqa: E402
 from memtrace.systems.adapters.mem0ai_state import AddStep  # noqa: E402
 
 PIPELINE = pipeline_for(mem0_version())
@@ -394,3 +396,33 @@ def test_span_kinds_say_which_steps_call_another_process(memory: Any, workspace:
         assert {
             (str(s.attributes.get("memtrace.op.name", "root")), s.kind.name.lower()) for s in spans
         } == exported
+
+
+@pytest.mark.parametrize(
+    ("vector_store", "remote"),
+    [
+        ({"provider": "qdrant", "config": {"path": "mem0-qdrant"}}, False),
+        ({"provider": "qdrant", "config": {"host": "qdrant.internal", "port": 6333}}, True),
+        ({"provider": "qdrant", "config": {"url": "https://qdrant.example", "api_key": "k"}}, True),
+        ({"provider": "faiss", "config": {"path": "mem0-faiss"}}, False),
+        (
+            {
+                "provider": "pgvector",
+                "config": {"dbname": "m", "user": "u", "password": "p", "host": "db", "port": 5432},
+            },
+            True,
+        ),
+    ],
+    ids=["qdrant-folder", "qdrant-host", "qdrant-url", "faiss", "pgvector"],
+)
+def test_the_store_is_remote_when_its_configuration_names_a_server(
+    vector_store: dict[str, Any], remote: bool
+) -> None:
+    from mem0.configs.base import MemoryConfig
+
+    configured = SimpleNamespace(config=MemoryConfig(vector_store=vector_store))  # what the check reads
+    assert store_is_remote(configured) is remote
+    local = SimpleNamespace(
+        config=MemoryConfig(embedder={"provider": "huggingface", "config": {"model": "m"}})
+    )
+    assert embedder_in_process(local) and not embedder_in_process(configured)  # openai by default
