@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 class AsyncWrappers:
     """Async twins of the tracer's add / search / get_all / explicit-call wrappers (a Mem0Tracer mixin)."""
 
-    if TYPE_CHECKING:  # provided by Mem0Tracer and WritesMixin
+    if TYPE_CHECKING:  # provided by Mem0Tracer, StepsMixin and WritesMixin
 
         def _add_scope(self, kwargs: dict[str, Any]) -> OpScope: ...
         def _add_step(self, scope: OpScope, messages: Any, kwargs: dict[str, Any]) -> AddStep | None: ...
