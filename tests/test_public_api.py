@@ -77,3 +77,15 @@ def test_importing_memtrace_to_record_loads_no_upper_layer() -> None:
         "mt.attribute\nprint('memtrace.attribution' in sys.modules)"
     )
     assert out.splitlines() == ["[]", "True"]
+
+
+def test_the_command_line_starts_without_the_systems_retrievers_or_methods() -> None:
+    """Every `memtrace` command, `--help` included, pays the CLI's import: the heavy layers load when
+    a command runs. `memtrace.attribution`'s own exports load on first use too."""
+    out = python(
+        "import sys\nimport memtrace.cli.app\n"
+        "heavy = ('numpy', 'bm25s', 'memtrace.systems', 'memtrace.datasets', 'memtrace.attribution.flow')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "from memtrace.attribution import FlowMethod\nprint(FlowMethod.name)"
+    )
+    assert out.splitlines() == ["[]", "flow"]

@@ -29,17 +29,11 @@ from typing import Any, Literal
 from ..graph import Case, GraphQueries, GraphView, VariableVersion
 from ..retrieval import DEFAULT_RRF_K, BM25Index, DenseIndex, Embedder, HashingEmbedder, HybridIndex
 from ..text import format_date, parse_when
+from .locator_settings import DEFAULT_K, METHODS, QUERY_MODES, RETRIEVERS
 
 Method = Literal["auto", "gold", "bm25", "dense", "hybrid"]
-QueryMode = Literal["question+answer", "question", "question+prediction"]
-
-#: Retrieval methods for pseudo evidence (what `method` may be besides "auto" and "gold").
-RETRIEVERS = ("bm25", "dense", "hybrid")
-METHODS = ("auto", "gold", *RETRIEVERS)
-QUERY_MODES = ("question+answer", "question", "question+prediction")
 #: How many candidates each retriever gives hybrid fusion per requested hit (the paper's code: 2).
 HYBRID_CANDIDATES = 2
-DEFAULT_K = 8
 
 _CATEGORY_WORDS = re.compile(r"[a-z0-9_]+")
 

@@ -24,14 +24,14 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from ..attribution.evidence import DEFAULT_K, QUERY_MODES, RETRIEVERS, EvidenceLocator, build_query
+from ..attribution.evidence import EvidenceLocator, build_query
+from ..attribution.locator_settings import DEFAULT_K, DEFAULT_QUERY_MODES, QUERY_MODES, RETRIEVERS
 from ..errors import MemtraceError
 from ..graph import Case, Workspace
 from ..graph.store import db_path_for
 from ..retrieval import Embedder
 
 #: The query modes measured by default: with the gold answer (the paper's) and without it.
-DEFAULT_QUERY_MODES = ("question+answer", "question")
 
 CaseProgress = Callable[[int, int], None]
 

@@ -5,18 +5,20 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
-from ..datasets import load_dataset
 from ..errors import MemtraceError
-from ..systems import RunResult, run_conversation
-from ..systems.registry import loadable_systems, system_class
 from .consoles import styled
 from .llm_options import LLMLimits, choose_judge, probe_judge
 from .progress import progress_bar
+
+if TYPE_CHECKING:
+    from ..systems import RunResult
+
+# The datasets and the systems (numpy, bm25s) load when a command runs, not when the CLI starts.
 
 
 def run_command(
@@ -38,6 +40,8 @@ def run_command(
 ) -> dict[str, Any]:
     """`memtrace run`: run, print accuracy, the model calls given up on and whether an LLM judge is
     reliable (probed after the runs, so a dead endpoint still leaves its run recorded as incomplete)."""
+    from ..datasets import load_dataset
+
     names = system_names(system, offline=client is None)
     settings = parse_overrides(overrides)
     choice = choose_judge(
@@ -82,6 +86,8 @@ def run_command(
 def system_names(spec: str, *, offline: bool | None = None) -> list[str]:
     """The systems `--system` names (comma-separated, or `all`: every registered one that can run in
     this mode, so a system needing a model is left out of an offline `all`); an unknown one raises."""
+    from ..systems.registry import loadable_systems, system_class
+
     if spec == "all":
         names = [n for n, cls in loadable_systems().items() if not offline or cls.runs_offline]
     else:
@@ -109,6 +115,8 @@ def parse_overrides(items: list[str] | None) -> dict[str, Any]:
 
 def configured(name: str, overrides: dict[str, Any], systems: list[str]) -> Any:
     """System `name` with the `--set` overrides its config has (every key must fit some system)."""
+    from ..systems.registry import system_class
+
     cls = system_class(name)
     fields = cls.Config.model_fields
     unknown = [k for k in overrides if not any(k in system_class(s).Config.model_fields for s in systems)]
@@ -134,6 +142,10 @@ def run_systems(
     judge: Any = None,
 ) -> list[RunResult]:
     """One recorded run per conversation and system, with progress bars."""
+    from ..datasets import load_dataset
+    from ..systems import run_conversation
+    from ..systems.registry import system_class
+
     configs = {name: configured(name, overrides or {}, systems) for name in systems}
     data = load_dataset(dataset, conversations=conversations, questions=questions)
     if conversations is not None and len(data) < conversations:
