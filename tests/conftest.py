@@ -8,9 +8,13 @@ which skips them with one reason when it is absent. MEMTRACE_SHARED_DATA names t
 from __future__ import annotations
 
 import os
+import queue
+import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -61,6 +65,56 @@ def run_cli_in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) ->
         sys.argv = argv
     out, err = capsys.readouterr()
     return code, out, err
+
+
+class OutputLines:
+    """A child process's output read line by line in a thread, so a test waits for a line with a
+    deadline (and a hung or crashed child fails the test with what it printed, instead of blocking)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        self._reader = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._reader.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def wait_for(self, text: str, timeout: float = 120) -> str:
+        """The first unread line containing `text`; a generous deadline guards a hang, not a speed."""
+        while True:
+            try:
+                line = self._lines.get(timeout=timeout)
+            except queue.Empty:
+                raise AssertionError(
+                    f"no line with {text!r} within {timeout}s; printed {self.seen}"
+                ) from None
+            if line is None:
+                raise AssertionError(f"the output ended without a line with {text!r}; printed {self.seen}")
+            self.seen.append(line)
+            if text in line:
+                return line
+
+    def rest(self, timeout: float = 120) -> str:
+        """Everything printed after the lines read so far, once the stream closes."""
+        self._reader.join(timeout)
+        tail = []
+        while not self._lines.empty():
+            line = self._lines.get()
+            if line is not None:
+                tail.append(line)
+        return "".join(tail)
+
+
+def stop_process(process: subprocess.Popen[str], timeout: float = 60) -> None:
+    """Wait for `process` to end on its own, killing it after `timeout` seconds (a test's cleanup)."""
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 @pytest.fixture
