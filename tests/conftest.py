@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import os
 import queue
+import sqlite3
 import subprocess
 import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 
 import memtrace as mt
 from memtrace.cli.app import main
 from memtrace.graph.journal import JOURNAL_DIR
+from memtrace.llm.cache import LLMCache
 
 SHARED_DATA_ENV = "MEMTRACE_SHARED_DATA"
 
@@ -115,6 +117,30 @@ def stop_process(process: subprocess.Popen[str], timeout: float = 60) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+@pytest.fixture
+def opened_llm_caches(monkeypatch: pytest.MonkeyPatch) -> list[LLMCache]:
+    """Every LLM-cache database opened during the test (a spy on the real class), to check that the
+    command that opened it also closed it."""
+    opened: list[LLMCache] = []
+    real_init = LLMCache.__init__
+
+    def recording_init(self: LLMCache, *args: Any, **kwargs: Any) -> None:
+        real_init(self, *args, **kwargs)
+        opened.append(self)
+
+    monkeypatch.setattr(LLMCache, "__init__", recording_init)
+    return opened
+
+
+def is_closed(cache: LLMCache) -> bool:
+    """Whether the cache's database connection was closed (reading it then raises)."""
+    try:
+        len(cache)
+    except sqlite3.ProgrammingError:
+        return True
+    return False
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from ..bench.evidence import DEFAULT_QUERY_MODES
 from ..errors import MemtraceError
 from ..vocabulary import MEMORY_ERROR_TYPES, ErrorType
 from .consoles import JsonOption, console, write_json
-from .llm_options import llm_client
+from .llm_options import closing_client, llm_client
 from .progress import progress_bar, rich_progress
 from .workspace_arg import CommandLineError, WorkspaceAlias, resolve_workspace
 
@@ -66,7 +66,7 @@ def bench_memtracebench(
     if workspace_alias is not None:
         workspace = resolve_workspace(str(workspace_arg) if workspace_arg else None, workspace_alias)
     client = llm_client(llm, model, base_url, workspace or Path(".")) if llm != "offline" else None
-    with rich_progress(console) as progress:
+    with closing_client(client), rich_progress(console) as progress:
         result = evaluate_memtracebench(
             directory,
             method=method,
