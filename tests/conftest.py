@@ -7,12 +7,14 @@ which skips them with one reason when it is absent. MEMTRACE_SHARED_DATA names t
 
 from __future__ import annotations
 
+import gc
 import os
 import queue
 import sqlite3
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -47,11 +49,30 @@ def locomo_dev() -> Path:
     return path
 
 
+# pyproject.toml makes an unclosed resource (ResourceWarning) fail the test that dropped it. The tests
+# in these folders still leave workspaces open (tests/attribution/ is the lead's, issue 10): there it
+# stays a warning, collected at the end of each test so it is not blamed on the next one. Remove a
+# folder from here once its tests close what they open.
+LEAKS_TOLERATED_IN = ("tests/attribution/",)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that needs the LoCoMo file, so `-m "not locomo"` leaves them all out."""
+    """Mark every test that needs the LoCoMo file, so `-m "not locomo"` leaves them all out; let the
+    folders above warn about unclosed resources instead of failing."""
     for item in items:
         if "locomo_dev" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.locomo)
+        if item.nodeid.startswith(LEAKS_TOLERATED_IN):
+            item.add_marker(pytest.mark.filterwarnings("default::ResourceWarning"))
+            item.add_marker(pytest.mark.filterwarnings("default::pytest.PytestUnraisableExceptionWarning"))
+
+
+@pytest.fixture(autouse=True)
+def _collect_tolerated_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
+    """In a folder whose leaks are tolerated, collect its garbage before the next test starts."""
+    yield
+    if request.node.nodeid.startswith(LEAKS_TOLERATED_IN):
+        gc.collect()
 
 
 def run_cli_in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
@@ -141,6 +162,25 @@ def is_closed(cache: LLMCache) -> bool:
     except sqlite3.ProgrammingError:
         return True
     return False
+
+
+OpenWorkspace = Callable[..., mt.Workspace]
+
+
+@pytest.fixture
+def open_ws() -> Iterator[OpenWorkspace]:
+    """`mt.open` for one test: every workspace opened through it is closed when the test ends, so an
+    assertion can read a workspace inline without leaking its database connection."""
+    opened: list[mt.Workspace] = []
+
+    def opening(path: str | Path, **options: Any) -> mt.Workspace:
+        ws = mt.open(path, **options)
+        opened.append(ws)
+        return ws
+
+    yield opening
+    for ws in opened:
+        ws.close()
 
 
 @pytest.fixture
