@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import memtrace as mt
+from conftest import OpenWorkspace
 
 
 def _record_one_op(workspace: Path, name: str, flush_every: int = 1) -> str:
@@ -133,7 +134,7 @@ def _unprivileged(*command: str | Path) -> list[str]:
     return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", *map(str, command)]
 
 
-def test_a_read_only_workspace_can_be_inspected(recorded_workspace: Path) -> None:
+def test_a_read_only_workspace_can_be_inspected(recorded_workspace: Path, open_ws: OpenWorkspace) -> None:
     pending = _record_one_op(recorded_workspace, "recorded-after-indexing")  # its journal waits
     for path in [recorded_workspace, *recorded_workspace.rglob("*")]:
         path.chmod(0o555 if path.is_dir() else 0o444)
@@ -151,7 +152,7 @@ def test_a_read_only_workspace_can_be_inspected(recorded_workspace: Path) -> Non
     assert result.returncode == 0 and "small" in result.stdout and "complete" in result.stdout
     assert listing.returncode == 0 and pending in listing.stdout
     assert "read-only" in listing.stderr and len(listing.stderr.strip().splitlines()) == 1
-    assert mt.open(recorded_workspace).run(pending).status == "complete"  # writable again: indexed
+    assert open_ws(recorded_workspace).run(pending).status == "complete"  # writable again: indexed
 
 
 # A real SIGINT, raised in the main thread as the question stage starts. `signal.raise_signal` runs
@@ -239,7 +240,9 @@ def test_export_without_out_writes_inside_the_current_folder(tmp_path: Path, run
 # -- crashes: all-or-nothing imports, raw HTML ---------------------------------------------------
 
 
-def test_a_folder_import_with_one_bad_file_writes_nothing(recorded_workspace: Path, tmp_path: Path) -> None:
+def test_a_folder_import_with_one_bad_file_writes_nothing(
+    recorded_workspace: Path, tmp_path: Path, open_ws: OpenWorkspace
+) -> None:
     from memtrace.graph.io import load_memtracebench, write_smartcomment
 
     folder = tmp_path / "bench" / "rag"
@@ -250,7 +253,7 @@ def test_a_folder_import_with_one_bad_file_writes_nothing(recorded_workspace: Pa
     target = tmp_path / "target"
     result = memtrace_cli("import", tmp_path / "bench", "-w", target)
     assert_one_error_line(result, "z-bad.json")
-    assert mt.open(target).runs() == []
+    assert open_ws(target).runs() == []
     (folder / "z-bad.json").unlink()
     with mt.open(target) as ws:
         # benchmark runs are named after their split too
