@@ -38,11 +38,19 @@ class NotFoundError(MemtraceError):
 class AmbiguousRunError(NotFoundError):
     """A run name that several runs share: picking one silently would read the wrong graph."""
 
-    def __init__(self, where: str | Path, name: str, candidates: list[str]) -> None:
+    def __init__(
+        self,
+        where: str | Path,
+        name: str,
+        candidates: list[str],
+        *,
+        what: str = "run name",
+        how: str = "have it",
+    ) -> None:
         self.name = name
         self.candidates = candidates
         super().__init__(
-            f"{where}: run name {name!r} is ambiguous, {len(candidates)} runs have it: "
+            f"{where}: {what} {name!r} is ambiguous, {len(candidates)} runs {how}: "
             + "; ".join(candidates)
             + ". Give one of these run ids."
         )
@@ -102,6 +110,10 @@ class JudgeOutputError(MemtraceError, ValueError):
 
 class UntrustedSnapshotError(MemtraceError):
     """A snapshot file that this workspace did not sign, or that changed after it was written."""
+
+
+class NotReplayableError(MemtraceError):
+    """A run memtrace cannot re-execute (imported, recorded without the runner, or live clients)."""
 
 
 class OptimizeError(MemtraceError):

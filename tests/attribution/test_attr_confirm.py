@@ -24,7 +24,9 @@ def test_a_part_not_stating_the_answer_is_no_candidate_when_the_evidence_states_
     target = scorer.prepare(QUESTION, GOLD, EVIDENCE)
     # a tagged line of the evidence message scores by its tag, yet without the answer it carries nothing
     tagged = ["[D1:7] Clara: I adopted a dog named Pepper last month!"]
-    assert best_part(target, [("ctx@1", tagged)], scorer) is None
+    best = best_part(target, [("ctx@1", tagged)], scorer)
+    assert best is None or best.support == 0.0
+    assert carrying_part(target, [("ctx@1", tagged)], scorer) is None
     # when the evidence does not state the answer (it is inferred), the part need not state it
     inferred = scorer.prepare("When did Clara adopt a dog?", ["March 2023"], EVIDENCE)
     assert not inferred.answer_required

@@ -244,3 +244,45 @@ def test_an_extraction_repair_writes_the_fact_as_a_correct_extraction_would(work
     assert ideal_fact(graph, graph.var(greeting)) == (
         "Diego said: Hey Clara! The store is doing great. [said on 8 May 2023]"
     )
+
+
+def test_an_extraction_repair_says_which_question_a_reply_answers(workspace: Path) -> None:
+    """ "Pepperoni of course!" is no fact a question about pizza can find; with its question it is."""
+    with mt.run(workspace, name="t") as run, mt.op("load_session", category="construction") as op:
+        op.output("session_9.date", "1:56 pm on 4 May, 2022", category="session_date")
+        asked = op.output("D9:17", "John: Pizza? Which one do you love the most?", category="message")
+        reply = op.output("D9:18", "James: Pepperoni of course!", category="message")
+        aside = op.output("D9:19", "James: I also like cheese.", category="message")
+    with mt.open(workspace) as ws:
+        graph = ws.view(run.id)
+        read = {asked, reply}
+        assert ideal_fact(graph, graph.var(reply), read) == (
+            "James said: Pepperoni of course! (answering John: Pizza? Which one do you love the most?) "
+            "[said on 4 May 2022]"
+        )
+        # the question was not read by the repaired operation: the fact cannot say what it answers
+        assert "answering" not in ideal_fact(graph, graph.var(reply), {reply})
+        # the turn before is the same speaker's: nothing was asked of him
+        assert "answering" not in ideal_fact(graph, graph.var(aside), {reply, aside})
+
+
+def test_a_run_memtrace_cannot_reexecute_says_no_replay_was_run(workspace: Path) -> None:
+    """A graph recorded without the runner (or imported) has no snapshots: not "the replay failed"."""
+    with mt.run(workspace, name="hand-made") as run:
+        with mt.op("load_session", category="construction") as op:
+            evidence = op.output("D1:1", "Clara: I adopted a dog named Pepper!", category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(evidence)
+            op.output("extracted_facts", ["Clara likes parks"])
+            run.memory("m").create({"memory": "Clara likes parks"}, by=op)
+        case = run.case("What is the name of Clara's dog?", gold="Pepper", evidence=["D1:1"])
+        with mt.op("answer", category="response") as op:
+            prediction = op.output("prediction", "Rex", category="prediction")
+        case.predict("Rex", var=prediction)
+        case.judge(False)
+    with mt.open(workspace) as ws:
+        (claim,) = attribute(ws, "flow")
+        assert claim.error_type == "ExtractionError", claim.explanation
+    (outcome,) = verify_all(workspace, method="flow")
+    assert (outcome.verdict, outcome.why) == ("not-verifiable", "not-replayable")
+    assert outcome.reason.startswith("no replay was run:") and "no snapshots" in outcome.reason

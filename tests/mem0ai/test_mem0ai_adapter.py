@@ -182,6 +182,7 @@ def test_search_reads_the_units_and_usage_comes_from_the_openai_calls(
     assert graph.value(record.query_var) == "Where does Caroline live?"
     assert graph.value(record.retrieved_var) == [m["memory"] for m in found["results"]]
     assert any(child.name == "embed" for child in graph.children(op.id))  # its thread kept the op
+    assert op.metadata["remote"] is False  # qdrant in a local folder: an INTERNAL span, not CLIENT
     chats = [op for op in graph.ops.values() if op.name.endswith(".llm")]
     assert chats and all(op.metadata["usage"]["input_tokens"] > 0 for op in chats)
     assert all(op.metadata["usage"]["output_tokens"] > 0 for op in chats)

@@ -1,5 +1,6 @@
 """A small recorded pipeline for the OpenTelemetry tests: a model call nested in an extraction that
-creates two memory units, an update, a deletion, a search that returns a unit, and a wrong answer."""
+creates two memory units, an update, a deletion, a search (of a remote store) that returns a unit, and
+a wrong answer."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def record_memory_pipeline(workspace: Path, name: str = "otel-toy", sinks: Seque
         with mt.op("delete_memory", category="deletion") as op:
             run.memory("mem-2").delete(by=op)
         with mt.op("question", category="query"):
-            with mt.op("search", category="retrieval", ranking=[["mem-1", 1, 0.75]]) as op:
+            # this search asks a memory store behind a server (remote=True): a CLIENT span
+            with mt.op("search", category="retrieval", ranking=[["mem-1", 1, 0.75]], remote=True) as op:
                 op.input("query", QUESTION, category="query")
                 op.use(run.memory("mem-1").latest_id)
                 retrieved = op.output("retrieved", ["Caroline lives in Paris"], category="retrieved")

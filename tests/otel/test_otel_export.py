@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra is not installed")
 
+from opentelemetry.trace import SpanKind
 from otel_pipeline import QUESTION, record_memory_pipeline
 
 from memtrace.graph import Workspace
@@ -63,6 +64,23 @@ def test_memory_operations_follow_the_genai_conventions(exported) -> None:
     assert chat.attributes["gen_ai.request.model"] == "toy-model"
     assert chat.attributes["gen_ai.usage.input_tokens"] == 12
     assert chat.parent.span_id == extract.context.span_id
+
+
+def test_span_kinds_follow_the_genai_conventions(exported) -> None:
+    """CLIENT for calls to another process (the model, the remote store's search), INTERNAL otherwise."""
+    _, spans = exported
+    kinds = {key.split("#")[0]: s.kind for key, s in spans.items()}
+    assert kinds == {
+        "root": SpanKind.INTERNAL,
+        "ingest": SpanKind.INTERNAL,
+        "extract_facts": SpanKind.INTERNAL,  # creates memory in this process
+        "llm.chat": SpanKind.CLIENT,
+        "update_memory": SpanKind.INTERNAL,
+        "delete_memory": SpanKind.INTERNAL,
+        "question": SpanKind.INTERNAL,
+        "search": SpanKind.CLIENT,  # marked remote=True
+        "answer": SpanKind.INTERNAL,
+    }
 
 
 def test_a_search_links_to_the_span_that_wrote_each_record_it_returned(exported) -> None:

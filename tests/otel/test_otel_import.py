@@ -11,11 +11,13 @@ pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra is not ins
 
 from foreign_trace import QUESTION, foreign_spans
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.trace import SpanKind
 from otel_pipeline import record_memory_pipeline
 
 import memtrace as mt
 from conftest import OpenWorkspace, run_cli_in_process
 from memtrace.graph import FormatError, Workspace
+from memtrace.graph.io._otlp_wire import read_otlp_file
 from memtrace.graph.io.otel import run_spans, write_otlp_file
 from memtrace.graph.io.otel_cases import CaseSpec, read_cases_file
 from memtrace.graph.io.otel_import import import_otlp
@@ -159,3 +161,43 @@ def test_an_exported_run_imports_with_the_same_memory_lifecycles(tmp_path: Path,
         assert latest["mem-1"]["memory"] == values["mem-1"]["memory"] == "Caroline lives in Paris"
     else:
         assert latest["mem-1"] == {"id": "mem-1"}
+
+
+def test_spans_of_every_kind_import_and_export_with_their_kind(tmp_path: Path) -> None:
+    """Import takes any span kind; the kind is kept on the operation, so exporting gives it back."""
+    source = _write_pb(tmp_path / "their.pb")
+    with Workspace(tmp_path / "ws", create=True) as ws:
+        (run,) = import_otlp(ws.store, source)
+        graph = ws.view(run.id)
+        kinds = {
+            (op.name, op.metadata.get("remote"), op.metadata.get("span_kind")) for op in graph.ops.values()
+        }
+        assert kinds == {
+            ("invoke_agent", None, "server"),
+            ("add_memories", None, "consumer"),
+            ("chat", True, None),
+            ("create_memory", True, None),
+            ("answer_question", False, None),
+            ("search_memory", True, None),
+        }
+        assert len(graph.memory_units()) == 2  # the CLIENT create_memory spans still wrote their records
+        exported = {
+            (s.attributes["memtrace.op.name"], s.kind) for s in run_spans(ws.store, run.id) if s.parent
+        }
+    assert exported == {
+        ("invoke_agent", SpanKind.SERVER),
+        ("add_memories", SpanKind.CONSUMER),
+        ("chat", SpanKind.CLIENT),
+        ("create_memory", SpanKind.CLIENT),
+        ("answer_question", SpanKind.INTERNAL),
+        ("search_memory", SpanKind.CLIENT),
+    }
+
+
+def test_an_otlp_file_carries_the_span_kinds(tmp_path: Path) -> None:
+    run_id = record_memory_pipeline(tmp_path / "ws")
+    with Workspace(tmp_path / "ws") as ws:
+        write_otlp_file(run_spans(ws.store, run_id), tmp_path / "run.json")
+    kinds = {s.name: s.kind for s in read_otlp_file(tmp_path / "run.json")}
+    assert kinds["chat toy-model"] == kinds["search_memory"] == "client"
+    assert kinds["create_memory"] == kinds["invoke_workflow otel-toy"] == "internal"

@@ -11,6 +11,7 @@ pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra is not ins
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
 from otel_pipeline import record_memory_pipeline
 
 import memtrace as mt
@@ -20,11 +21,12 @@ from memtrace.trace.otel_sink import OtelSink
 
 
 def _shape(spans: list) -> dict[str, tuple]:
-    """Per operation: span name, parent operation, gen_ai attributes, linked operations, event names."""
+    """Per operation: span name and kind, parent operation, gen_ai attributes, linked operations, events."""
     op_of = {s.context.span_id: str(s.attributes.get("memtrace.op.id", "root")) for s in spans}
     return {
         op_of[s.context.span_id]: (
             s.name,
+            s.kind,
             op_of.get(s.parent.span_id) if s.parent else None,
             {k: v for k, v in s.attributes.items() if k.startswith("gen_ai.")},
             sorted(op_of[link.context.span_id] for link in s.links),
@@ -43,6 +45,9 @@ def test_live_spans_match_the_exported_run(workspace: Path) -> None:
     with Workspace(workspace) as ws:
         exported = run_spans(ws.store, run_id)
     assert _shape(live) == _shape(exported)
+    kinds = {s.name: s.kind for s in live}
+    assert kinds["chat toy-model"] == kinds["search_memory"] == SpanKind.CLIENT  # model, remote store
+    assert kinds["create_memory"] == kinds["update_memory"] == SpanKind.INTERNAL  # in-process memory
     answer = next(s for s in live if str(s.attributes.get("memtrace.op.id")).startswith("answer#"))
     (verdict,) = answer.events
     assert verdict.attributes["gen_ai.evaluation.score.label"] == "fail"
@@ -72,3 +77,26 @@ def test_content_is_opt_in_live_too(workspace: Path) -> None:
     search = next(s for s in collected.get_finished_spans() if s.name == "search_memory")
     assert search.attributes["gen_ai.memory.query.text"] == "Where does Caroline live?"
     assert "Caroline lives in Paris" in search.attributes["gen_ai.memory.records"]
+
+
+def test_a_live_span_takes_its_kind_from_what_the_operation_says_when_it_starts(workspace: Path) -> None:
+    collected = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(collected))
+    with mt.run(workspace, name="kinds", system="toy", otel=provider):
+        with mt.op("llm.embed", category="embedding"):
+            pass
+        with mt.op("local.embed", category="embedding", remote=False):  # a model in this process
+            pass
+        with mt.op("store.get", category="retrieval", remote=True) as op:
+            op.set(remote=False)  # too late: a span's kind is fixed when it starts
+        with mt.op("rank", category="retrieval"):
+            pass
+    kinds = {s.attributes.get("memtrace.op.name", "root"): s.kind for s in collected.get_finished_spans()}
+    assert kinds == {
+        "llm.embed": SpanKind.CLIENT,
+        "local.embed": SpanKind.INTERNAL,
+        "store.get": SpanKind.CLIENT,
+        "rank": SpanKind.INTERNAL,
+        "root": SpanKind.INTERNAL,
+    }

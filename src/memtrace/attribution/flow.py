@@ -131,9 +131,9 @@ class FlowMethod:
         if isinstance(self.scorer, OverlapScorer):  # words cached per blob across cases
             words = facts.words_of(graph, memory)
             carrying = {v.id: self.scorer.score_words(target, words[v.id]) for v in memory}
-        else:
+        else:  # the carrying rule on top of any scorer (the overlap scorer applies it itself)
             values = graph.values(memory)
-            carrying = {v.id: self.scorer.score(target, values[v.id]) for v in memory}
+            carrying = {v.id: _support(target, values[v.id], self.scorer) for v in memory}
         carrying = {k: s for k, s in carrying.items() if s >= self.scorer.threshold}
         if not carrying:
             return self._extraction_error(graph, case, found.versions, target, question_seq, path)
@@ -193,12 +193,14 @@ class FlowMethod:
         path: list[PathStep],
     ) -> Attribution:
         """No memory unit ever carried it: blame the operation that had it last and dropped it."""
-        drop = find_dropper(
-            graph,
-            evidence,
-            lambda value: self.scorer.score(target, value) >= self.scorer.threshold,
-            question_seq,
-        )
+
+        def carries(value: Any) -> bool:
+            return carrying_part(target, [(None, value)], self.scorer) is not None
+
+        # Only evidence that states what was asked can have been dropped: a message that merely
+        # shares the question's topic ("I bought it in Paris") never held the answer ("snakes").
+        stating = [v for v in evidence if carries(dated_message(graph, v))] or evidence
+        drop = find_dropper(graph, stating, carries, question_seq)
         if drop is None:
             return undetermined(
                 graph,
@@ -335,6 +337,12 @@ class FlowMethod:
         return Attribution(
             graph.run.id, case.id, answer_op.id, ErrorType.RESPONSE, 0.75, explanation, self.name, path
         )
+
+
+def _support(target: Target, value: Any, scorer: SupportScorer) -> float:
+    """How well a value carries the information under the one carrying rule (`best_part`)."""
+    part = best_part(target, [(None, value)], scorer)
+    return part.support if part is not None else 0.0
 
 
 def _retrieved_outputs(graph: GraphQueries, op: Operation) -> list[VariableVersion]:

@@ -110,6 +110,8 @@ class Attribution:
     answer_confirmed: bool | None = None
     #: How verification reached its verdict: reason, what it checked, a second (later) fault beside it.
     verification: dict[str, Any] | None = None
+    #: The method settings it was stored under (None until stored): verification saves it back there.
+    settings_key: str | None = None
 
     @property
     def determined(self) -> bool:
@@ -188,11 +190,6 @@ def load_attributions(
     return [_from_row(row) for row in store.attributions(run_id, method)]
 
 
-def settings_keys(store: Store, method: str) -> dict[tuple[str, str], str]:
-    """The settings key each (run, case) of a method's stored attributions is stored under."""
-    return {(row.run_id, row.case_id): row.settings_key for row in store.attributions(method=method)}
-
-
 def _from_row(row: AttributionRow) -> Attribution:
     return Attribution(
         run_id=row.run_id,
@@ -210,4 +207,5 @@ def _from_row(row: AttributionRow) -> Attribution:
         flow_confirmed=row.flow_confirmed,
         answer_confirmed=row.answer_confirmed,
         verification=row.verification,
+        settings_key=row.settings_key,
     )

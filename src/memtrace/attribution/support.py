@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..eval.strict import date_spans, strip_dates
 from ..graph.values import value_text
 from ..text import porter_stem, sentences, tokenize
 
@@ -131,20 +132,55 @@ class Target:
     def empty(self) -> bool:
         return not any(self.keys) and not self.answer
 
+    #: Per evidence message, the gold answer items it states outright: a part carries that message
+    #: only if it states one of them too (see `OverlapScorer.score_words`).
+    stated_items: list[tuple[frozenset[str], ...]] = field(default_factory=list)
+
+    @functools.cached_property
+    def unstated_items(self) -> tuple[frozenset[str], ...]:
+        """The gold answer items no evidence message states outright (paraphrased or inferred)."""
+        stated = {item for items in self.stated_items for item in items}
+        every = {item for gold in self.gold for item in answer_items(gold)}
+        return tuple(every - stated)
+
+
+_ITEM_SEPARATOR = re.compile(r"\s*(?:[,;]|\band\b|\bas well as\b)\s*", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=8192)
+def answer_items(gold: str) -> tuple[frozenset[str], ...]:
+    """A gold answer's items, each as its content words: "yoga, meditation and walks" has three, and a
+    memory may hold each in a part of its own (Mem0 writes one fact per sentence). Its dates stay
+    whole (the comma of "May 7, 2023" does not split it); a bare "yes" or "no" is no item."""
+    items = [span.text for span in date_spans(gold)]
+    items += [part for part in _ITEM_SEPARATOR.split(strip_dates(gold)) if part.strip()]
+    stems = (content_stems(item) for item in items)
+    return tuple(dict.fromkeys(s for s in stems if s and not s <= _VERDICT_WORDS))
+
+
+#: "Yes" and "no" are verdicts inferred from the evidence, not items a message states.
+_VERDICT_WORDS = frozenset({"ye", "yes", "no", "not", "nope", "yeah"})
+
 
 def states_answer(text: str, gold: Iterable[str]) -> bool:
-    """Whether a text holds every content word of some gold answer (stemmed)."""
+    """Whether a text holds every content word of an item of some gold answer (stemmed)."""
     words = content_stems(text)
-    return any(content_stems(g) and content_stems(g) <= words for g in gold)
+    return any(item <= words for g in gold for item in answer_items(g))
 
 
 def _answer_rule(gold: list[str], evidence: list[tuple[str, str]]) -> tuple[tuple[str, ...], bool]:
-    """(the gold answers, whether an evidence message's words state one): a target's carrying rule.
+    """(the gold answers, whether an evidence message's words state one): a target's carrying rule."""
+    return tuple(gold), any(_stated_items(gold, text) for _, text in evidence)
+
+
+def _stated_items(gold: Iterable[str], text: str) -> tuple[frozenset[str], ...]:
+    """The gold answer items a message states in its own words.
 
     The '[said on 4 May 2023]' stamp does not count: a gold date matched only by it ("the week before
     4 May 2023" for "I moved last week") is inferred, and a memory resolving it ("[on 27 April 2023]")
     carries the information without repeating the stamp."""
-    return tuple(gold), any(states_answer(_STAMP.sub("", text), gold) for _, text in evidence)
+    words = content_stems(_STAMP.sub("", text))
+    return tuple(item for g in gold for item in answer_items(g) if item <= words)
 
 
 #: How many characters of a carrying part are kept in a path step and a verdict.
@@ -165,14 +201,16 @@ def best_part(
     target: Target, values: list[tuple[str | None, Any]], scorer: SupportScorer | None = None
 ) -> CarryingPart | None:
     """The best-supported part among `(var id, value)` pairs that may carry the information, whatever
-    its support: when an evidence message states the gold answer, only parts stating it may ("Clara
-    adopted a dog named Pepper" shares "dog" with the evidence but does not carry "labrador")."""
+    its support: when an evidence message states an item of the gold answer, only parts stating one
+    may carry it ("Clara adopted a dog named Pepper" shares "dog" with the evidence but does not carry
+    "labrador"). The overlap scorer applies that per evidence message (a part scores 0 for a message
+    whose item it lacks); for other scorers a part must state some item when any message does."""
     scorer = scorer or OverlapScorer()
     best: CarryingPart | None = None
     for var_id, value in values:
         for part, text in value_parts(value):
             stated = states_answer(text, target.gold)
-            if target.answer_required and not stated:
+            if target.answer_required and not stated and not getattr(scorer, "per_message_rule", False):
                 continue
             support = scorer.score(target, part)
             if best is None or support > best.support:
@@ -207,6 +245,8 @@ class OverlapScorer:
     """Normalised answer-token and evidence-content overlap (the default: fast, no model)."""
 
     name = "overlap"
+    #: This scorer applies the carrying rule per evidence message itself (`best_part` need not).
+    per_message_rule = True
 
     def __init__(self, threshold: float = 0.5) -> None:
         self.threshold = threshold
@@ -233,8 +273,12 @@ class OverlapScorer:
             linked = asked & words
             keys.append(frozenset(stated | linked) if stated else frozenset(words - asked) or words)
             labels.append(label)
-            statements.append(_statements(body, answer, speakers, asked))
-        return Target(keys, frozenset(answer), labels, statements, *_answer_rule(gold, evidence))
+            items = tuple(item for g in gold for item in answer_items(g)) if gold else ()
+            statements.append(_statements(body, answer, speakers, asked, items))
+        stated_items = [_stated_items(gold, text) for _, text in evidence]
+        return Target(
+            keys, frozenset(answer), labels, statements, *_answer_rule(gold, evidence), stated_items
+        )
 
     def score(self, target: Target, value: Any) -> float:
         return self.score_words(target, value_words(value))
@@ -253,24 +297,51 @@ class OverlapScorer:
         count = len(target.keys)
         labels = target.labels or [None] * count
         statements = target.statements or [()] * count
-        for key, label, stating in zip(target.keys, labels, statements, strict=False):
+        items = target.stated_items or [()] * count
+        for key, label, stating, stated_items in zip(target.keys, labels, statements, items, strict=False):
             if not key:
                 continue
+            carries = _carrying_rule(target, stated_items)
             stated = key & target.answer
             # A date is stamped on every line of its day: it shows the answer, not what it is about.
             about = frozenset(w for w in key - _WHEN_WORDS if not _YEAR.match(w)) or key
+            # A date answer is on the message's '[said on ...]' stamp, which every line of that day
+            # repeats: with the question's words, that proves nothing; the part must say what happened.
+            dated = bool(stated) and all(w in _WHEN_WORDS or w.isdigit() for w in stated)
             for words in tagged.get(f"@{label}", ()) if label else ():
-                if words & stated or not stated:  # the question's words alone are not the answer
+                if carries is not None and not carries(words):
+                    continue
+                if (words & stated or not stated) and not dated:  # the question's words alone are not it
                     best = max(best, len(about & words) / len(about))
                 # The tag adds provenance: a tagged part repeating the statement carries it as an
                 # untagged one would ("Maria joined a nearby church" of a longer message).
                 best = max(best, _untagged_score(key, stating, words))
             for words in untagged:
-                best = max(best, _untagged_score(key, stating, words))
+                if carries is None or carries(words):
+                    best = max(best, _untagged_score(key, stating, words))
         return best
 
     def carries(self, target: Target, value: Any) -> bool:
         return self.score(target, value) >= self.threshold
+
+
+def _carrying_rule(
+    target: Target, stated_items: tuple[frozenset[str], ...]
+) -> Callable[[frozenset[str]], bool] | None:
+    """Which parts may carry one evidence message (None: any part, by its score alone).
+
+    A message stating items of the gold answer is carried only by a part stating one of them ("a dog
+    named Pepper" does not carry "labrador"). A message stating none, when others state some, is
+    needed only for the items no message states (a paraphrase: "my school event" for "school
+    speech"): a part must share a word with one of those, and there is none when every item is stated
+    elsewhere ("I bought it in Paris" does not carry "snakes", which another message states).
+    """
+    if stated_items:
+        return lambda words: any(item <= words for item in stated_items)
+    if not target.answer_required:
+        return None
+    unstated = target.unstated_items
+    return lambda words: any(item & words for item in unstated)
 
 
 _STAMP = re.compile(r"\s*\[said on (?P<date>[^\]]+)\]\s*$")
@@ -289,11 +360,18 @@ def _what_words(words: frozenset[str], speakers: frozenset[str]) -> frozenset[st
 
 
 def _statements(
-    body: str, answer: frozenset[str], speakers: frozenset[str], asked: frozenset[str]
+    body: str,
+    answer: frozenset[str],
+    speakers: frozenset[str],
+    asked: frozenset[str],
+    items: tuple[frozenset[str], ...] = (),
 ) -> tuple[Statement, ...]:
     """The sentences of a message body that state an answer word, else the whole body but the
     question's words as one statement without answer words. A statement's words, the half a part must
     hold, leave out speakers' names and dates: they are on every line of the speaker or the day.
+
+    For a list answer, every clause stating a whole item is a statement ("a routine examination",
+    "the puppy was vaccinated"): a memory may hold each item on its own.
 
     A trailing '[said on 8 May 2023]' dates every sentence: when the answer is that date, it is
     stated by the sentence most about what was asked. The date is on every line of that day, so it
@@ -303,6 +381,7 @@ def _statements(
     dated = answer & content_stems(stamp.group("date")) if stamp else frozenset()
     text = body[: stamp.start()] if stamp else body
     literal: list[tuple[int, Statement]] = []
+    whole_items: list[Statement] = []  # clauses stating a whole item of a list answer
     by_date: list[tuple[int, Statement]] = []
     for sentence in sentences(text) or [text]:
         words = content_stems(sentence)
@@ -316,10 +395,14 @@ def _statements(
                 if clause_words & answer and clause_what:
                     stated = frozenset((clause_words & answer) | dated)
                     literal.append((len(clause_words & answer), Statement(clause_what, stated)))
+                    if len(items) > 1 and any(item <= clause_words for item in items):
+                        whole_items.append(literal[-1][1])
         elif dated:
             by_date.append((len(what & asked), Statement(what, dated)))
     # The sentence that states the answer: the one stating most of it, or for a date, the one most
     # about what was asked ("we started a road trip", not "it was fun with the dogs" said that day).
+    if whole_items:  # each item of a list answer is stated by its own clause
+        return tuple(dict.fromkeys(whole_items))
     for candidates in (literal, by_date):
         if candidates:
             most = max(count for count, _ in candidates)

@@ -15,19 +15,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemtraceError, UntrustedSnapshotError
+from ..errors import MemtraceError, NotReplayableError, UntrustedSnapshotError
 from ..eval import says_unanswerable
-from ..graph import Case, GraphQueries, VariableVersion, Workspace
+from ..graph import Case, GraphQueries, Workspace
 from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
-from ..systems.rules import third_person
-from ..text import parse_when, resolve_date
 from ..vocabulary import ErrorType, Verdict
 from .anatomy import case_anatomy
 from .confirm import context_part, evidence_target, memory_carries_at_question
-from .evidence import message_text, said_when
+from .ideal_facts import ideal_fact
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
-from .model import Attribution, PathRole, PathStep, load_attributions, save_attribution, settings_keys
+from .model import Attribution, PathRole, PathStep, load_attributions, save_attribution
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
 from .support import Target, carrying_part
 from .verdicts import Verification, verification_summary
@@ -62,7 +60,7 @@ def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any
         target = produced[0]
         # What this operation read of the evidence: a later message is no fact it could have written.
         read = {v.id for v in graph.inputs(op_id)}
-        facts = [ideal_fact(graph, v) for v in ([v for v in evidence if v.id in read] or evidence)]
+        facts = [ideal_fact(graph, v, read) for v in ([v for v in evidence if v.id in read] or evidence)]
         if target.category == "update_events":  # a memory decision: the ideal one adds the fact
             kept = _carried_inputs(ws, graph, attribution, op_id) or facts
             added = [{"id": None, "text": text, "event": "ADD"} for text in kept]
@@ -118,6 +116,8 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
         result = replay(ws, attribution.run_id, patch, cases=[attribution.case_id], llm=llm)
     except UntrustedSnapshotError:
         raise  # a tampered workspace stops verification: it is not one unverifiable claim
+    except NotReplayableError as exc:
+        return _outcome(attribution, Verdict.NOT_VERIFIABLE, "not-replayable", f"no replay was run: {exc}")
     except MemtraceError as exc:
         return _outcome(
             attribution, Verdict.NOT_VERIFIABLE, "replay-failed", f"the repair replay failed: {exc}"
@@ -335,33 +335,16 @@ def verify_all(
             for a in load_attributions(ws.store, method=method)
             if (refresh or a.verified is None) and (chosen is None or a.run_id in chosen)
         ][:limit]
-        keys = settings_keys(ws.store, method)
         results = []
         for done, attribution in enumerate(attributions, 1):
             outcome = verify(ws, attribution, llm=llm, oracle=oracle)
-            save_attribution(
-                ws.store, outcome.record(), keys.get((attribution.run_id, attribution.case_id), "")
-            )
+            # Back under the settings it was made with: a case attributed under two settings of one
+            # method (--scorer, --evidence, --seed) keeps both attributions, each with its verdict.
+            save_attribution(ws.store, outcome.record(), attribution.settings_key or "")
             results.append(outcome)
             if progress:
                 progress(done, len(attributions))
         return results
-
-
-def ideal_fact(graph: GraphQueries, message: VariableVersion) -> str:
-    """An evidence message as a correct extraction writes it: the speaker's words in the third person,
-    naming the speaker, dated ('Clara adopted a dog last week [on 1 May 2023]'), as the offline
-    extractors write facts; a fact that does not say whose it is cannot be found by a question about them."""
-    text = message_text(graph.value(message.id))
-    speaker, said = text.split(": ", 1) if ": " in text[:40] else ("", text)
-    when = said_when(graph, message)
-    fact = third_person(said, speaker) if speaker else said
-    if speaker and speaker not in fact:
-        fact = f"{speaker} said: {fact}"
-    day = parse_when(when) if when else None
-    resolved = resolve_date(said, day)
-    stamp = f"on {resolved}" if resolved else f"said on {when}" if when else ""
-    return f"{fact} [{stamp}]" if stamp else fact
 
 
 def _carried_inputs(ws: Workspace, graph: GraphQueries, attribution: Attribution, op_id: str) -> list[str]:

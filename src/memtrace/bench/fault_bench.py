@@ -2,8 +2,10 @@
 
 Runs each system on the dataset, plans injections on correctly answered cases (faults.py),
 replays each one, keeps the flips, attributes them with every method, and reports operation and
-error-type accuracy per method, system and error type, with a confusion matrix. The labelled
-cases are also written in the MemTraceBench layout so `memtrace bench memtracebench` reads them.
+error-type accuracy per method, system and error type, with a confusion matrix. The JSON lists each
+labelled case (what was injected where, what each method named) and, per system, the cases kept of
+those planned for every error type it can make, naming the types that fell short and why. With
+`memtracebench` the labelled cases are also written in the MemTraceBench layout.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from ..attribution.engine import make_method
 from ..datasets import load_dataset
+from ..errors import MemtraceError
 from ..graph import Workspace
 from ..graph.io import export_smartcomment
 from ..graph.journal import ingest_journal, journal_path
@@ -50,8 +53,11 @@ def fault_benchmark(
     `keep_replays`): a replay read back holds a full copy of its run, and hundreds of them made the
     workspace gigabytes. `result["written"]` lists what was written where.
     """
+    if per_type < 1:  # it would record every system and label nothing
+        raise MemtraceError(f"--per-type must be 1 or more, not {per_type}")
     report = progress or no_progress
     methods = methods or ["flow", "last-op", "random"]
+    coverage: dict[str, dict[str, dict[str, int]]] = {}
     attributors = {name: make_method(name, llm=llm, seed=seed) for name in methods}
     data = load_dataset(dataset, conversations=conversations)
     rng = random.Random(seed)
@@ -69,6 +75,7 @@ def fault_benchmark(
         plans = _plans(workspace, runs)
         rng.shuffle(plans)
         kept: Counter[str] = Counter()
+        counts = coverage[system_name] = _coverage_start(workspace, runs, plans)
         report(f"{system_name}: injecting", 0, len(plans))
         with Workspace(workspace) as ws:
             for tried, injection in enumerate(plans, 1):
@@ -78,10 +85,14 @@ def fault_benchmark(
                 result = replay(ws, injection.run_id, injection.patch, cases=[injection.case_id], llm=llm)
                 injection.replay_run = result.run_id
                 injection.flipped = not result.case(injection.case_id).correct and bool(result.patched)
+                counts[injection.error_type]["tried"] += 1
                 if injection.flipped:
                     kept[injection.error_type] += 1
+                    counts[injection.error_type]["kept"] += 1
                     labelled.append((system_name, injection))
                     ingest_journal(ws.store, journal_path(ws.path, result.run_id))
+                    if "deleted_unit" in injection.meta:
+                        injection.op_id = _deletion_step(ws, injection)
                     for name, method in attributors.items():
                         rows[name].append((system_name, injection, _attribute(ws, method, injection)))
                     if memtracebench:
@@ -95,6 +106,9 @@ def fault_benchmark(
         "methods": methods,
         "labelled": len(labelled),
         "results": {name: _accuracy(method_rows) for name, method_rows in rows.items()},
+        "coverage": coverage,
+        "missing": _missing(coverage, per_type),
+        "cases": _case_rows(labelled, rows),
     }
     (out / "faults.json").write_text(json.dumps(result, indent=2))
     _plot(result, out / "faults.png")
@@ -113,6 +127,79 @@ def _plans(workspace: Path, runs: list[Any]) -> list[Injection]:
                 if case.verdict == CaseVerdict.CORRECT:
                     plans.extend(injector.plan(case))
     return plans
+
+
+_EXHIBITED_BY = {  # operation categories that let a system make each error type
+    ErrorType.EXTRACTION: ("extraction",),
+    ErrorType.UPDATE: ("update",),
+    ErrorType.DELETION: ("update", "deletion"),
+    ErrorType.RETRIEVAL: ("retrieval",),
+    ErrorType.RESPONSE: ("response",),
+}
+
+
+def _coverage_start(workspace: Path, runs: list[Any], plans: list[Injection]) -> dict[str, dict[str, int]]:
+    """Per error type the system can make: how many injections were planned (then tried and kept).
+
+    A type counts as one the system can make when its recorded runs hold an operation of a category
+    that makes it, or when an injection of it could be planned (long context extracts in `update`)."""
+    with Workspace(workspace) as ws:
+        categories = {op.category for run in runs for op in ws.store.ops(run.run_id)}
+    planned = Counter(p.error_type for p in plans)
+    return {
+        str(kind): {"planned": planned[kind], "tried": 0, "kept": 0}
+        for kind, made_by in _EXHIBITED_BY.items()
+        if planned[kind] or categories.intersection(made_by)
+    }
+
+
+def _missing(coverage: dict[str, dict[str, dict[str, int]]], per_type: int) -> list[dict[str, Any]]:
+    """Error types a system can make that got fewer labelled cases than asked, with why."""
+    missing = []
+    for system_name, kinds in coverage.items():
+        for kind, n in kinds.items():
+            if n["kept"] >= per_type:
+                continue
+            if not n["planned"]:
+                why = "no correct answer admitted such an injection"
+            else:
+                tried = f"{n['kept']} of {n['tried']} tried injections"
+                why = f"{tried} flipped the answer ({n['planned']} planned)"
+            missing.append({"system": system_name, "error_type": kind, "kept": n["kept"], "why": why})
+    return missing
+
+
+def _case_rows(
+    labelled: list[tuple[str, Injection]], rows: dict[str, list[tuple[str, Injection, Any]]]
+) -> list[dict[str, Any]]:
+    """One row per labelled case: what was injected where, and what each method named."""
+    picks = {name: {id(i): got for _, i, got in method_rows} for name, method_rows in rows.items()}
+    return [
+        {
+            "system": system_name,
+            "run": injection.run_id,
+            "case": injection.case_id,
+            "injected_type": str(injection.error_type),
+            "injected_op": injection.op_id,
+            "injection": injection.description,
+            "predicted": {
+                name: {"op": got.op_id, "type": str(got.error_type)}
+                for name, by_injection in picks.items()
+                if (got := by_injection.get(id(injection))) is not None
+            },
+        }
+        for system_name, injection in labelled
+    ]
+
+
+def _deletion_step(ws: Workspace, injection: Injection) -> str:
+    """The step of the replay that deleted the unit inside the injected decision (the true label)."""
+    assert injection.replay_run is not None
+    unit = injection.meta["deleted_unit"]
+    for op in ws.store.ops(injection.replay_run):
+        if op.parent_op == injection.op_id and op.category == "deletion" and op.metadata.get("unit") == unit:
+            return op.id
+    return injection.op_id  # the decision deleted it itself
 
 
 def _attribute(ws: Workspace, method: Any, injection: Injection) -> Any:

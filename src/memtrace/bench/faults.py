@@ -4,8 +4,10 @@ For each correctly answered case, one injector per error type patches one operat
 replay: drop the evidence from an extraction's output (ExtractionError), degrade the memory in an
 update (UpdateError), turn that update into a deletion (DeletionError), drop the evidence-bearing
 items from the retrieved context (RetrievalError), or make the answer step answer another span
-(ResponseError). Only injections that flip the verdict to wrong are kept; the injected operation
-and type are the ground truth.
+(ResponseError). When no update touched the one memory holding the answer (Mem0 often merges
+nothing into it), a later memory decision is made to degrade or delete it instead, so every type
+a system can make is injected. Only injections that flip the verdict to wrong are kept; the
+injected operation and type are the ground truth.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from ..systems.replay import CANCEL, DELETE
 from ..vocabulary import ErrorType
 
 _WRITES_MEMORY = ("extraction", "construction", "update")
+_DECISION_EVENTS = "update_events"  # the events a memory decision (Mem0) plans, then carries out
+_FORGOTTEN = "(details forgotten)"
 
 
 @dataclass(slots=True)
@@ -135,12 +139,14 @@ class Injector:
                 and producers[-1].category == "update"
             ]
             if not updates:
+                if first is not None:
+                    return self._by_a_later_decision(case, unit, versions[first], before)
                 continue
             later, op = updates[0]
             value = graph.value(later.id)
             degraded = self._strip(target, value)
             if degraded is None and isinstance(value, dict) and "memory" in value:
-                degraded = {**value, "memory": "(details forgotten)"}
+                degraded = {**value, "memory": _FORGOTTEN}
             planned = [
                 Injection(
                     graph.run.id,
@@ -163,6 +169,49 @@ class Injector:
                     )
                 )
             return planned
+        return []
+
+    def _by_a_later_decision(
+        self, case: Case, unit: VariableVersion, holder: VariableVersion, before: int
+    ) -> list[Injection]:
+        """No update touched the unit: a later memory decision (Mem0's `update_events`, about another
+        fact) is made to also UPDATE it to nothing of the evidence, or DELETE it, as a confused memory
+        manager does. The deletion happens in the `delete_memory` step the replay records inside that
+        decision, so its label is moved there once replayed (`meta["deleted_unit"]`)."""
+        graph = self.graph
+        for op in graph.ops_by_category("update"):
+            if not holder.seq < op.seq < before:
+                continue
+            events = next((v for v in graph.outputs(op.id) if v.name == _DECISION_EVENTS), None)
+            planned = graph.value(events.id) if events is not None else None
+            if not isinstance(planned, list) or any(
+                isinstance(e, dict) and e.get("id") == unit.name for e in planned
+            ):
+                continue
+            old = graph.value(holder.id)
+            old_text = old.get("memory") if isinstance(old, dict) else old
+            change = {"id": unit.name, "old_memory": old_text}
+            forgotten = {**change, "event": "UPDATE", "text": _FORGOTTEN}
+            deleted = {**change, "event": "DELETE", "text": old_text}
+            return [
+                Injection(
+                    graph.run.id,
+                    case.id,
+                    ErrorType.UPDATE,
+                    op.id,
+                    {op.id: {"outputs": {_DECISION_EVENTS: [*planned, forgotten]}}},
+                    "a later decision degrades the memory",
+                ),
+                Injection(
+                    graph.run.id,
+                    case.id,
+                    ErrorType.DELETION,
+                    op.id,
+                    {op.id: {"outputs": {_DECISION_EVENTS: [*planned, deleted]}}},
+                    "a later decision deletes the memory",
+                    meta={"deleted_unit": unit.name},
+                ),
+            ]
         return []
 
     def _retrieval(self, case: Case, target: Target, anatomy: Any) -> Injection | None:

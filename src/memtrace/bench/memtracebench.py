@@ -39,14 +39,17 @@ def evaluate_memtracebench(
     progress: Progress | None = None,
     scorer: str = "overlap",
     evidence: str = "auto",
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Run `method` on every annotated case, store its attributions and score them against the gold labels.
 
     `scorer` and `evidence` choose the flow method's support scorer and starting points (gold or
-    pseudo evidence); other methods take neither.
+    pseudo evidence); other methods take no evidence option. `seed` seeds the random baseline.
     """
     if evidence not in EVIDENCE_METHODS:
         raise MemtraceError(f"unknown evidence {evidence!r} (choose {', '.join(EVIDENCE_METHODS)})")
+    if evidence != "auto" and method != "flow":
+        raise MemtraceError(f"--evidence chooses the flow method's starting points; {method!r} takes none")
     scratch = None
     if workspace is None:
         scratch = tempfile.TemporaryDirectory(prefix="memtracebench-")
@@ -55,7 +58,7 @@ def evaluate_memtracebench(
         with Workspace(workspace, create=True) as ws:
             runs = load_memtracebench(ws.store, directory, splits=splits, systems=memtracebench_splits())
             options: dict[str, Any] = {"evidence": evidence} if method == "flow" else {}
-            chosen = make_method(method, llm=llm, scorer=scorer, **options)
+            chosen = make_method(method, llm=llm, scorer=scorer, seed=seed, **options)
             key = settings_key(chosen.settings())
             labelled = [(run, a) for run in runs for a in ws.store.annotations(run.id)]
             cases = {(c.run_id, c.id): c for run in runs for c in ws.cases(run.id)}

@@ -42,11 +42,15 @@ def attribute(
     scorer: Annotated[
         str, typer.Option(help="flow's support scorer: overlap, embedding or llm.")
     ] = "overlap",
+    seed: Annotated[
+        int, typer.Option(help="Seed of the random baseline (the same seed, the same picks).")
+    ] = 0,
     json_out: JsonOption = None,
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
     """Attribute every failed case: the earliest decisive faulty operation and its error type."""
     from ..attribution.engine import attribute as attribute_cases
+    from ..attribution.methods import make_method
 
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     with Workspace(workspace) as ws:
@@ -59,12 +63,10 @@ def attribute(
             task = progress.add_task(f"attributing ({method})", total=None)
             results = attribute_cases(
                 ws,
-                method,
+                make_method(method, llm=client, seed=seed, scorer=scorer),
                 run=run_id,
                 case=case,
                 refresh=refresh,
-                llm=client,
-                scorer=scorer,
                 progress=lambda done, total: progress.update(task, completed=done, total=total),
             )
         title = f"Attributions ({method}) in {workspace}"

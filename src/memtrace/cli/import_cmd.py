@@ -89,7 +89,20 @@ def import_(
         elif source.name.endswith((".jsonl", ".jsonl.gz")):
             runs = [import_jsonl(ws.store, source)]
         else:
-            runs = [import_smartcomment(ws.store, source, name=name, system=system)]
+            split = source.parent.name if system is None else None
+            if split in memtracebench_splits():  # <dir>/<split>/x.json: the run a directory import makes
+                runs = [
+                    import_smartcomment(
+                        ws.store,
+                        source,
+                        name=name,
+                        system=memtracebench_splits()[split],
+                        id_hint=source.name,
+                        name_prefix=f"{split}/",
+                    )
+                ]
+            else:
+                runs = [import_smartcomment(ws.store, source, name=name, system=system)]
         ids = {run.id for run in runs}
         summaries = [row for row in render.run_summaries(ws) if row["id"] in ids]
     console.print(render.runs_table(summaries, f"Imported {len(runs)} run(s) into {workspace}"))

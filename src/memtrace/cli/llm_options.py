@@ -37,7 +37,10 @@ MaxTokensOption = Annotated[
 ]
 JudgeOption = Annotated[
     str | None,
-    typer.Option(help="strict, f1 or llm (default: llm with a model, else the offline judge)."),
+    typer.Option(
+        help="strict (every part of the answer, dates matching), f1 (token F1 >= 0.5) or llm"
+        " (default: llm with a model, else strict; token F1 is reported beside either)."
+    ),
 ]
 JudgeModelOption = Annotated[str | None, typer.Option(help="Model for --judge llm (default: --model).")]
 JudgeBaseUrlOption = Annotated[

@@ -112,7 +112,8 @@ def headline_table(result: Any) -> Table:
     kinds = result.error_types
     table = Table(
         title=f"Report of {h.runs} run(s): {h.questions} questions, accuracy "
-        f"{_pct(h.accuracy)}, {h.failures} failures; of {h.claims} claims a repair can test, flow-confirmed "
+        f"{_pct(h.accuracy)}, {h.failures} failures; of {h.claims} claims a repair can test"
+        f"{f' ({h.claims_not_verified} not verified yet)' if h.claims_not_verified else ''}, flow-confirmed "
         f"{_pct(h.flow_confirmed_share)}, answer-confirmed {_pct(h.answer_confirmed_share)}; "
         f"ResponseErrors by elimination {_pct(h.by_elimination_share)}",
         title_justify="left",

@@ -164,9 +164,22 @@ def run_systems(
     return results
 
 
+def token_f1(case: Any) -> float | None:
+    """LoCoMo's token F1 of a case's answer, whatever judge gave the verdict (an LLM judge's score is
+    1 or 0); None when an answerable question has no gold answer to score against."""
+    from ..eval import score_answer
+
+    try:
+        return score_answer(case.prediction, case.gold, case.category)[0]
+    except ValueError:
+        return None
+
+
 def accuracy_table(results: list[RunResult]) -> tuple[Table, dict[str, Any]]:
-    """Accuracy per system and question category, with wall time."""
+    """Accuracy (the judge's verdicts) per system and question category, the mean token F1 beside it as a
+    score, and wall time."""
     by_system: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    f1: dict[str, list[float]] = defaultdict(list)
     seconds: dict[str, float] = defaultdict(float)
     failures: dict[str, list[str]] = defaultdict(list)
     for result in results:
@@ -175,18 +188,23 @@ def accuracy_table(results: list[RunResult]) -> tuple[Table, dict[str, Any]]:
         for case in result.cases:
             by_system[result.system][case.category].append(case.correct)
             by_system[result.system]["all"].append(case.correct)
+            if (score := token_f1(case)) is not None:
+                f1[result.system].append(score)
     categories = sorted({c for cats in by_system.values() for c in cats if c != "all"})
     table = Table(title="Accuracy by system and question category", title_justify="left")
     table.add_column("system")
     for category in [*categories, "all"]:
         table.add_column(category, justify="right")
+    table.add_column("mean F1", justify="right")
     table.add_column("questions", justify="right")
     table.add_column("seconds", justify="right")
     payload: dict[str, Any] = {}
     for system, cats in by_system.items():
         row = {c: (sum(v) / len(v) if v else None) for c, v in cats.items()}
+        mean_f1 = sum(f1[system]) / len(f1[system]) if f1[system] else None
         payload[system] = {
             "accuracy": row,
+            "mean_f1": mean_f1,
             "questions": len(cats["all"]),
             "seconds": seconds[system],
             "failed_operations": len(failures[system]),
@@ -197,6 +215,7 @@ def accuracy_table(results: list[RunResult]) -> tuple[Table, dict[str, Any]]:
             system,
             *cells,
             styled(f"{row['all']:.3f}", "bold"),
+            "-" if mean_f1 is None else f"{mean_f1:.3f}",
             str(len(cats["all"])),
             f"{seconds[system]:.1f}",
         )

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from ..errors import MemtraceError
 from ..graph import Workspace
 from ..vocabulary import NOT_VERIFIED, VERDICTS, ErrorType
 from .consoles import JsonOption, console, styled, write_json
@@ -50,7 +51,22 @@ def verify(
     from ..attribution.verify import verification_summary, verify_all
 
     check_method_name(method)
+    if limit is not None and limit < 0:  # a slice by it would verify all but the last -N
+        raise MemtraceError(f"--limit must be 0 or more, not {limit}")
     workspace = resolve_workspace(workspace_arg, workspace_alias)
+    where = f" of run(s) {', '.join(run)}" if run else ""
+    with Workspace(workspace) as ws:
+        chosen = None if run is None else {ws.run(ref).id for ref in run}
+        rows = [r for r in ws.store.attributions(method=method) if chosen is None or r.run_id in chosen]
+        if not rows:  # not an error: a workspace with no failure has nothing to attribute either
+            runs = "".join(f" --run {ref}" for ref in run or [])
+            console.print(
+                f"nothing to verify: no {method} attributions{where} in {workspace}"
+                f" (`memtrace attribute {workspace}{runs} --method {method}` makes them)",
+                markup=False,
+            )
+            write_json(json_out, {**verification_summary([]), "verified_now": 0})
+            return
     limits = LLMLimits(timeout, retries, max_tokens)
     with (
         closing_client(llm_client(llm, model, base_url, workspace, limits)) as client,
@@ -68,12 +84,10 @@ def verify(
             progress=lambda done, total: progress.update(task, completed=done, total=total),
         )
     with Workspace(workspace) as ws:
-        chosen = None if run is None else {ws.run(ref).id for ref in run}
         scope = [
             a for a in load_attributions(ws.store, method=method) if chosen is None or a.run_id in chosen
         ]
     summary = verification_summary(scope)
-    where = f" of run(s) {', '.join(run)}" if run else ""
     console.print(verdict_table(summary, f"Verification of {method} attributions{where} in {workspace}"))
     reasons = reasons_table(summary)
     if reasons is not None:
@@ -88,13 +102,29 @@ def _share(part: int, whole: int) -> str:
 
 
 def headline(summary: dict[str, Any]) -> str:
-    """One line: the confirmed shares of replayable claims, and elimination of ResponseErrors apart."""
+    """One line: the confirmed shares of replayable claims, and elimination of ResponseErrors apart;
+    each says how many of its attributions were never verified (a 0% there is "not checked yet")."""
     claims, responses = summary["claims"], summary["responses"]
+    unchecked = {"claims": 0, "responses": 0}
+    for kind, counts in summary["by_type"].items():
+        if kind != ErrorType.UNDETERMINED:
+            unchecked["responses" if kind == ErrorType.RESPONSE else "claims"] += counts.get(NOT_VERIFIED, 0)
+    pending = f" ({unchecked['claims']} not verified yet)" if unchecked["claims"] else ""
+    flow, answer, eliminated = (
+        summary["flow_confirmed"],
+        summary["answer_confirmed"],
+        summary["by_elimination"],
+    )
+    share = _share(eliminated, responses)
     return (
-        f"Claims a repair can test: {claims}; flow-confirmed {_share(summary['flow_confirmed'], claims)} "
-        f"({summary['flow_confirmed']}), answer-confirmed {_share(summary['answer_confirmed'], claims)} "
-        f"({summary['answer_confirmed']}). Beside them, ResponseErrors by elimination (carrying part named): "
-        f"{summary['by_elimination']} of {responses} ({_share(summary['by_elimination'], responses)})."
+        f"Claims a repair can test: {claims}{pending}; flow-confirmed {_share(flow, claims)} "
+        f"({flow}), answer-confirmed {_share(answer, claims)} ({answer}). Beside them, ResponseErrors by "
+        f"elimination (carrying part named): {eliminated} of {responses} "
+        + (
+            f"({share}; {unchecked['responses']} not verified yet)."
+            if unchecked["responses"]
+            else f"({share})."
+        )
     )
 
 

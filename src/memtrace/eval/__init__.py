@@ -1,7 +1,7 @@
-"""Answer scoring and judges: LoCoMo-compatible F1 / exact match, and recorded F1 or LLM verdicts.
+"""Answer scoring and judges: LoCoMo-compatible F1 / exact match, and recorded strict, F1 or LLM verdicts.
 
     from memtrace.eval import make_judge
-    judge = make_judge()                      # F1 >= 0.5 offline; an LLM judge when given a client
+    judge = make_judge()                      # strict offline (strict.py); an LLM judge when given a client
     verdict = judge.judge("Where does Caroline live?", ["Boston"], "She lives in Boston")
     verdict.correct, verdict.score, verdict.method
 

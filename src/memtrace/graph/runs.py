@@ -91,9 +91,11 @@ def load_runs(conn: sqlite3.Connection) -> list[Run]:
 
 
 def find_run(conn: sqlite3.Connection, db_path: Path, ref: str) -> Run:
-    """A run by id, or by its name when no other run has it, or by a unique id prefix.
+    """A run by id, or by its name when no other run has it, or by a unique id prefix, or by the name
+    after its split (`conv-h01` for the one run named `<split>/conv-h01`).
 
-    A name shared by several runs raises AmbiguousRunError listing them instead of silently picking one.
+    A name, prefix or split-less name several runs match raises AmbiguousRunError listing them
+    instead of silently picking one.
     """
     row = conn.execute(f"SELECT {RUN_COLUMNS} FROM runs WHERE id=?", (ref,)).fetchone()
     if row is None:
@@ -103,15 +105,31 @@ def find_run(conn: sqlite3.Connection, db_path: Path, ref: str) -> Run:
         if len(named) > 1:
             raise AmbiguousRunError(db_path, ref, [_run_label(r) for r in named])
         row = named[0] if named else None
+    escaped = ref.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_")
     if row is None:
-        rows = conn.execute(
-            f"SELECT {RUN_COLUMNS} FROM runs WHERE id LIKE ? ESCAPE '\\' LIMIT 2",
-            (ref.replace("%", r"\%").replace("_", r"\_") + "%",),
-        ).fetchall()
-        row = rows[0] if len(rows) == 1 else None
+        row = _one_or_ambiguous(
+            conn, db_path, ref, "id LIKE ?", escaped + "%", "run id prefix", "start with it"
+        )
+    if row is None:  # an imported split's run, `mem0/conv-h01`, by its conversation's name
+        row = _one_or_ambiguous(
+            conn, db_path, ref, "name LIKE ?", "%/" + escaped, "run name", f"are named <split>/{ref}"
+        )
     if row is None:
         raise NotFoundError(f"{db_path}: no run {ref!r}")
     return run_from_row(row)
+
+
+def _one_or_ambiguous(
+    conn: sqlite3.Connection, db_path: Path, ref: str, where: str, pattern: str, what: str, how: str
+) -> Sequence[Any] | None:
+    """The one run matching `where`, None for none; several are an AmbiguousRunError listing them."""
+    rows = conn.execute(
+        f"SELECT {RUN_COLUMNS} FROM runs WHERE {where} ESCAPE '\\' ORDER BY created_at, id LIMIT 11",
+        (pattern,),
+    ).fetchall()
+    if len(rows) > 1:
+        raise AmbiguousRunError(db_path, ref, [_run_label(r) for r in rows], what=what, how=how)
+    return rows[0] if rows else None
 
 
 def run_counts(conn: sqlite3.Connection) -> dict[str, RunCounts]:
@@ -140,5 +158,5 @@ def _run_label(row: Sequence[Any]) -> str:
     """A candidate run for an ambiguity message: id, then what tells it apart (system, source file)."""
     run = run_from_row(row)
     source = run.metadata.get("source") if isinstance(run.metadata.get("source"), dict) else {}
-    details = [d for d in (run.system and f"system {run.system}", source.get("file")) if d]
+    details = [d for d in (run.name, run.system and f"system {run.system}", source.get("file")) if d]
     return run.id + (f" ({', '.join(details)})" if details else "")

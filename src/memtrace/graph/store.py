@@ -280,9 +280,10 @@ class Store:
         return load_runs(self.conn)
 
     def run(self, ref: str) -> Run:
-        """A run by id, or by its name when no other run has it, or by a unique id prefix.
+        """A run by id, or by its name when no other run has it, or by a unique id prefix, or by the
+        name after its split (graph/runs.py `find_run`).
 
-        The one place run references are resolved: a name shared by several runs raises
+        The one place run references are resolved: a reference several runs match raises
         AmbiguousRunError listing them instead of silently picking one.
         """
         run = find_run(self.conn, self.path, ref)

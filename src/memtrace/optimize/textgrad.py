@@ -27,7 +27,7 @@ Current prompt `{name}`:
 {prompt}
 >>>
 
-Failures by error type ({total} in all, {verified} verified by replay):
+Failures by error type ({total} in all; {verified} confirmed by replay or, for ResponseErrors, elimination):
 {groups}
 
 Examples:

@@ -25,7 +25,7 @@ from .model import (
     Report,
     RunRef,
 )
-from .patterns import build_example, group_patterns
+from .patterns import build_example, carrying_part, group_patterns
 from .summary import by_operation, headline_numbers, system_name, system_summaries
 from .timing import RunClock, timing_histogram
 
@@ -224,6 +224,7 @@ def _read_runs(
                 flow_confirmed=item.flow_confirmed,
                 answer_confirmed=item.answer_confirmed,
                 verification_reason=(item.verification or {}).get("reason"),
+                carrying_part=carrying_part(item),
             )
             if op is not None and question_seq is not None:
                 place = clock.place(op.seq, question_seq)

@@ -62,6 +62,10 @@ class Headline(BaseModel):
     responses: int = 0
     by_elimination: int = 0
     by_elimination_share: float | None = None
+    #: Claims and ResponseErrors whose verification was never run: counted in the shares' denominators,
+    #: so a 0% there is "not checked yet", not "refuted"; the headline says how many.
+    claims_not_verified: int = 0
+    responses_not_verified: int = 0
 
 
 class SystemSummary(BaseModel):
@@ -155,6 +159,9 @@ class FailureRecord(BaseModel):
     answer_confirmed: bool | None = None
     #: why verification reached its verdict (or fell short of confirming).
     verification_reason: str | None = None
+    #: the part of the answer's context the attribution names as carrying the information (what a
+    #: ResponseError by elimination rests on), for every failure, not only the pattern examples.
+    carrying_part: str | None = None
 
 
 class ValueSnippet(BaseModel):

@@ -14,8 +14,9 @@ from .model import VERIFICATION_OUTCOMES, Example, Pattern, Report, ValueSnippet
 CONFIRMATION_NOTE = (
     "Flow-confirmed: replaying with the blamed operation repaired delivered the evidence into the answer "
     "step's context. Answer-confirmed: the replayed answer was right. By elimination (ResponseErrors "
-    "only, no replay): the part of the context that carries the evidence is named. Shares of different "
-    "populations, shown side by side and never added up."
+    "only, no replay): the part of the context that carries the evidence is named, for every one in "
+    "report.html's All failures and report.json. Shares of different populations, shown side by side "
+    "and never added up."
 )
 
 
@@ -77,10 +78,10 @@ def render_markdown(report: Report) -> str:
         ],
         [
             [
-                h.claims,
+                f"{h.claims}{_unverified(h.claims_not_verified)}",
                 f"{_pct(h.flow_confirmed_share)} ({h.flow_confirmed})",
                 f"{_pct(h.answer_confirmed_share)} ({h.answer_confirmed})",
-                h.responses,
+                f"{h.responses}{_unverified(h.responses_not_verified)}",
                 f"{_pct(h.by_elimination_share)} ({h.by_elimination})",
             ]
         ],
@@ -243,3 +244,8 @@ def _longest_backtick_run(text: str) -> int:
         run = run + 1 if char == "`" else 0
         longest = max(longest, run)
     return longest
+
+
+def _unverified(count: int) -> str:
+    """What a share's denominator holds unchecked, so that 0% is not read as refuted."""
+    return f" ({count} not verified yet)" if count else ""

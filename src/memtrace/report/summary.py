@@ -76,6 +76,8 @@ def headline_numbers(
         responses=len(responses),
         by_elimination=eliminated,
         by_elimination_share=eliminated / len(responses) if responses else None,
+        claims_not_verified=sum(r.verified is None for r in claims),
+        responses_not_verified=sum(r.verified is None for r in responses),
     )
 
 

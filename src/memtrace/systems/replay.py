@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemtraceError, NotFoundError
+from ..errors import MemtraceError, NotFoundError, NotReplayableError
 from ..eval import make_judge
 from ..graph import Workspace
 from ..trace import Recorder
@@ -98,14 +98,14 @@ def _replay(
     patch_seqs = [graph.op(op_id).seq for op_id in patches]  # NotFoundError names a bad op id
     recorded_by = find_system(original.system)
     if recorded_by is not None and not recorded_by.snapshots:
-        raise MemtraceError(
+        raise NotReplayableError(
             f"run {original.id} ({original.system}) cannot be replayed: that system's state cannot be "
             "snapshotted (it wraps live clients), so no re-execution can start from it"
         )
     conversation, snapshots = load_snapshots(ws.path, original.id)
     first_question = _question_start(ws, original.id, conversation, cases)
     if not snapshots:
-        raise MemtraceError(f"run {original.id} has no snapshots to resume from")
+        raise NotReplayableError(f"run {original.id} has no snapshots to resume from")
     wanted = [q for q in conversation.questions if cases is None or q.id in cases]
     if cases is not None and len(wanted) != len(set(cases)):
         missing = sorted(set(cases) - {q.id for q in wanted})

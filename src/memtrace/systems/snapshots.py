@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..datasets import Conversation
-from ..errors import MemtraceError
+from ..errors import NotReplayableError
 from ..trace import Recorder
 from .base import MemorySystem
 from .signing import dump_signed, load_signed, workspace_key
@@ -66,7 +66,9 @@ def load_snapshots(workspace: str | Path, run_id: str) -> tuple[Conversation, li
     directory = snapshot_dir(workspace, run_id)
     conversation_file = directory / "conversation.pkl"
     if not conversation_file.exists():
-        raise MemtraceError(f"{directory}: run {run_id} has no snapshots (recorded without the runner?)")
+        raise NotReplayableError(
+            f"{directory}: run {run_id} has no snapshots (imported, or recorded without the runner)"
+        )
     key = workspace_key(workspace, create=False)
     conversation = load_signed(conversation_file, key)
     snapshots = []

@@ -1,11 +1,12 @@
 """`OtelSink`: a recorder sink that emits OpenTelemetry GenAI spans while the run records.
 
 Each operation's span starts when the operation starts and ends when it ends, so a trace UI shows
-the run live and export costs no second pass over the workspace. Names, attributes and links are
-the ones the after-the-fact exporter gives (graph/io/otel_spans.py); what only the end of an
-operation tells (which memory records it wrote, so `create_memory` rather than the operation's
-name) is set on the span as it ends. An answer's span stays open until its case is judged, so
-the verdict rides on it as a `gen_ai.evaluation.result` event, then ends with its recorded time.
+the run live and export costs no second pass over the workspace. Names, attributes, kinds and links
+are the ones the after-the-fact exporter gives (graph/io/otel_spans.py). The kind (CLIENT for
+model calls and operations marked `remote`) is set as the span starts, as OpenTelemetry requires;
+what only the end of an operation tells (which memory records it wrote, so `create_memory` rather
+than the operation's name) is set as it ends. An answer's span stays open until its case is judged,
+so the verdict rides on it as a `gen_ai.evaluation.result` event, then ends with its recorded time.
 Attributions come later: `memtrace export --format otlp` sends them with the run.
 """
 
@@ -21,6 +22,7 @@ from ..graph.io.otel_spans import (
     memory_change,
     op_span,
     root_span,
+    span_kind,
     verdict_result,
 )
 from ..graph.model import MEMORY_ENTRY, Case, Edge, Operation, Run, VariableVersion
@@ -41,9 +43,11 @@ class OtelSink:
     def __init__(self, provider: Any = None, *, content: bool = False) -> None:
         try:
             from opentelemetry import trace
+            from opentelemetry.trace import SpanKind
         except ImportError:
             raise ImportError("OpenTelemetry spans need the extra: pip install 'memtrace[otel]'") from None
         self._trace = trace
+        self._span_kind = SpanKind
         self.provider = provider if provider is not None else trace.get_tracer_provider()
         self.tracer = self.provider.get_tracer("memtrace")
         self.content = content
@@ -75,7 +79,9 @@ class OtelSink:
             context = self._trace.set_span_in_context(parent) if parent is not None else None
             self._ops[op.id] = op
             start = _ns(op.started_at)
-            self.spans[op.id] = self.tracer.start_span(op.name, context=context, start_time=start)
+            # the kind cannot change once a span has started: it comes from what the op says now
+            kind = getattr(self._span_kind, span_kind(op.category, op.metadata).upper())
+            self.spans[op.id] = self.tracer.start_span(op.name, context=context, kind=kind, start_time=start)
 
     def blob_added(self, digest: str, encoding: str, data: bytes) -> None:
         return None  # values arrive with their versions

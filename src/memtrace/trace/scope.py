@@ -80,7 +80,10 @@ class OpScope:
         return self
 
     def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: object) -> None:
-        current_op_var.reset(self._token)
+        try:  # noqa: SIM105 (contextlib.suppress costs a context manager on every operation)
+            current_op_var.reset(self._token)
+        except ValueError:  # entered in another context (a worker thread's copy): nothing to restore here
+            pass
         if exc is None:
             self._finish("ok")
         else:

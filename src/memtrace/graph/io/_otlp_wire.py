@@ -32,6 +32,11 @@ class WireSpan:
     events: list[tuple[str, float, dict[str, Any]]] = field(default_factory=list)
     links: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     error: str | None = None
+    kind: str = "unspecified"  # internal, server, client, producer or consumer: any is accepted
+
+
+#: OTLP's SpanKind enum values, by number.
+SPAN_KINDS = ("unspecified", "internal", "server", "client", "producer", "consumer")
 
 
 def _request_class() -> Any:
@@ -164,6 +169,7 @@ def _spans_of(request: Any) -> list[WireSpan]:
                             for link in span.links
                         ],
                         error=error,
+                        kind=SPAN_KINDS[span.kind] if 0 <= span.kind < len(SPAN_KINDS) else "unspecified",
                     )
                 )
     return spans

@@ -146,7 +146,7 @@ def emit(specs: Sequence[SpanSpec], run_id: str, provider: TracerProvider) -> No
         span = tracer.start_span(
             spec.name,
             context=context,
-            kind=SpanKind.CLIENT if spec.kind == "client" else SpanKind.INTERNAL,
+            kind=getattr(SpanKind, spec.kind.upper(), SpanKind.INTERNAL),
             attributes=spec.attributes,
             links=links,
             start_time=_ns(spec.start),

@@ -163,6 +163,10 @@ class _TraceBuilder:
         parent = self.op_of_span.get(span.parent_id or "")
         metadata = {k: v for k, v in attrs.items() if not k.startswith("memtrace.")}
         metadata["span_id"] = span.span_id
+        if span.kind in (keys.CLIENT, keys.INTERNAL):  # kept, so an export gives the span its kind back
+            metadata[keys.REMOTE] = span.kind == keys.CLIENT
+        elif span.kind in keys.OTHER_KINDS:  # server, producer, consumer: imported like any other
+            metadata[keys.SPAN_KIND] = span.kind
         status = "ok"
         if span.error is not None:
             status, metadata["error"] = "error", span.error

@@ -6,6 +6,8 @@ that a run looks the same either way. It follows the GenAI semantic conventions 
 Development): memory spans carry `gen_ai.operation.name` = create_memory | update_memory |
 upsert_memory | delete_memory | search_memory with `gen_ai.memory.store.id` and the record ids;
 model calls are `chat` or `embeddings`. Message and memory content go out only when asked.
+Span kinds follow the same conventions: CLIENT for a call to another process, INTERNAL otherwise
+(`span_kind`, decided from what an operation says when it starts, so live and exported spans agree).
 """
 
 from __future__ import annotations
@@ -63,6 +65,17 @@ CREATE, UPDATE, UPSERT, DELETE, SEARCH = (
 MEMORY_OPERATIONS = (CREATE, UPDATE, UPSERT, DELETE, SEARCH)
 CHAT, EMBEDDINGS, WORKFLOW = "chat", "embeddings", "invoke_workflow"
 
+#: Span kinds (SpanSpec.kind) and the operation metadata that decides them.
+CLIENT, INTERNAL = "client", "internal"
+#: Operation metadata: True when the operation calls another process (a model endpoint, a memory
+#: store's server), False when what it calls runs in this process. Set it when the operation starts.
+REMOTE = "remote"
+#: Categories of model calls: CLIENT spans unless marked `remote: False`.
+MODEL_CATEGORIES = frozenset({"llm", "embedding"})
+#: Operation metadata an import keeps for a span of another kind, so an export gives it back.
+SPAN_KIND = "span_kind"
+OTHER_KINDS = frozenset({"server", "producer", "consumer"})
+
 
 @dataclass(slots=True)
 class LinkSpec:
@@ -91,7 +104,7 @@ class SpanSpec:
     start: float
     end: float
     attributes: dict[str, Any]
-    kind: str = "internal"  # or "client" for model and memory-store calls
+    kind: str = INTERNAL  # or CLIENT (or an imported span's server, producer, consumer): span_kind
     error: str | None = None
     links: list[LinkSpec] = field(default_factory=list)
     events: list[EventSpec] = field(default_factory=list)
@@ -122,6 +135,22 @@ def span_id_of(run_id: str, op_id: str | None) -> int:
 def _nonzero(*parts: str, size: int) -> int:
     digest = hashlib.blake2b("\x1f".join(parts).encode("utf-8", "surrogatepass"), digest_size=size)
     return int.from_bytes(digest.digest(), "big") or 1
+
+
+def span_kind(category: str, metadata: Mapping[str, Any]) -> str:
+    """CLIENT for an operation that calls another process, INTERNAL otherwise (GenAI conventions).
+
+    Model calls (chat, embeddings) are CLIENT unless marked `remote: False` (a model in this process);
+    any other operation, memory operations included, is CLIENT only when marked `remote: True` (a
+    memory store behind a server): memtrace's own memory systems keep their memory in the process.
+    """
+    remote = metadata.get(REMOTE)
+    if isinstance(remote, bool):
+        return CLIENT if remote else INTERNAL
+    imported = metadata.get(SPAN_KIND)
+    if imported in OTHER_KINDS:  # a span imported as server, producer or consumer keeps its kind
+        return str(imported)
+    return CLIENT if category in MODEL_CATEGORIES else INTERNAL
 
 
 def store_id_of(run: Run) -> str:
@@ -180,14 +209,13 @@ def op_span(
     written = [v for v in outputs if v.category == MEMORY_ENTRY and v.id in changes]
     read_memory = [v for v in inputs if v.category == MEMORY_ENTRY]
     operation = memory_operation([changes[v.id] for v in written])
-    kind = "internal"
     links: list[LinkSpec] = []
     name = op.name
     if operation is not None:
         _memory_attributes(attributes, run, operation, written, [changes[v.id] for v in written])
         if content:
             attributes[RECORDS] = _records_json(written, values, changes)
-        name, kind = operation, "client"
+        name = operation
     elif op.category == "retrieval":
         operation = SEARCH
         _memory_attributes(attributes, run, operation, read_memory, [])
@@ -204,8 +232,8 @@ def op_span(
             for v in read_memory
             if v.id in producers
         ]
-        name, kind = operation, "client"
-    elif op.category in ("llm", "embedding"):
+        name = operation
+    elif op.category in MODEL_CATEGORIES:
         operation = EMBEDDINGS if op.category == "embedding" or "embed" in op.name else CHAT
         attributes[OPERATION_NAME] = operation
         _model_attributes(attributes, op)
@@ -217,7 +245,7 @@ def op_span(
             if reply:
                 attributes[OUTPUT_MESSAGES] = _messages_json(values.get(reply[-1].id), "assistant")
         model = attributes.get(REQUEST_MODEL)
-        name, kind = (f"{operation} {model}" if model else operation), "client"
+        name = f"{operation} {model}" if model else operation
     error = op.metadata.get("error") if op.status != "ok" else None
     if error is not None:
         attributes[ERROR_TYPE] = str(error).split(":", 1)[0][:120] or op.status
@@ -228,7 +256,7 @@ def op_span(
         start=op.started_at,
         end=op.ended_at if op.ended_at is not None else op.started_at,
         attributes=attributes,
-        kind=kind,
+        kind=span_kind(op.category, op.metadata),
         error=None if error is None else str(error),
         links=links,
     )

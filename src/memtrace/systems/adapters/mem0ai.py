@@ -1,4 +1,4 @@
-"""Trace a real `mem0.Memory` (the `mem0ai` package) without editing its source.
+"""Trace a real `mem0.Memory` or `mem0.AsyncMemory` (the `mem0ai` package) without editing its source.
 
     import memtrace as mt
     from memtrace.adapters.mem0ai import trace
@@ -27,7 +27,9 @@ paper's Mem0 graphs, so attribution reads them as it reads memtrace's own Mem0:
 
 mem0 1.0.x runs add()'s and search()'s inner step in a thread pool that drops contextvars: the inner
 step takes the caller's context from a hand-off (mem0ai_parts.Handoffs), so one add() is one
-subtree of the run. Errors mem0 swallows (an update-decision call that failed, a reply it could not
+subtree of the run. An AsyncMemory gets async wrappers of its coroutine methods (mem0ai_async.py):
+asyncio tasks and `asyncio.to_thread` copy contextvars, so concurrent adds each keep their own
+subtree. Errors mem0 swallows (an update-decision call that failed, a reply it could not
 parse, an event naming an id it never showed) are recorded on the operation as status `error`.
 With no run recording, every wrapper calls straight through.
 """
@@ -36,22 +38,24 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
 from ...llm.usage import Usage, add_usage
 from ...trace import OpScope
 from ...trace.context import active_run, current_op_var
+from .mem0ai_async import AsyncWrappers
 from .mem0ai_parts import (
     PIPELINE_VERSIONS,
     Handoffs,
-    Mem0Swallowed,
     Pipeline,
-    decision_events,
-    extracted_facts,
+    check_traceable,
+    embedder_in_process,
     mem0_version,
     message_texts,
     pipeline_for,
+    store_is_remote,
 )
 from .mem0ai_state import (
     AddStep,
@@ -61,19 +65,26 @@ from .mem0ai_state import (
     content_key,
     last_search_var,
     new_op,
+    under_open_decision,
 )
+from .mem0ai_steps import StepsMixin
 
 __all__ = ["Mem0Tracer", "SearchRecord", "trace", "untrace"]
 
 _ATTRIBUTE = "_memtrace_tracer"
 
 
-def trace(memory: Any, *, pipeline: Pipeline | None = None) -> Mem0Tracer:
-    """Instrument `memory` (a `mem0.Memory`) in place; calling it again returns the same tracer."""
+def trace(memory: Any, *, pipeline: Pipeline | None = None, remote_store: bool | None = None) -> Mem0Tracer:
+    """Instrument `memory` (a `mem0.Memory` or `mem0.AsyncMemory`) in place; again, the same tracer.
+
+    `remote_store` says whether mem0's vector store is a server (its operations become CLIENT spans
+    in OpenTelemetry); by default it is read from the store's configuration (a host or url).
+    """
     existing = getattr(memory, _ATTRIBUTE, None)
     if isinstance(existing, Mem0Tracer):
         return existing
-    tracer = Mem0Tracer(memory, pipeline)
+    check_traceable(memory)
+    tracer = Mem0Tracer(memory, pipeline, remote_store=remote_store)
     tracer.install()
     return tracer
 
@@ -85,20 +96,26 @@ def untrace(memory: Any) -> None:
         tracer.uninstall()
 
 
-class Mem0Tracer(WritesMixin):
-    """The instrumentation of one Memory object; `pipeline` and `version` say what it records."""
+class Mem0Tracer(StepsMixin, AsyncWrappers, WritesMixin):
+    """The instrumentation of one Memory or AsyncMemory; `pipeline` and `version` say what it records."""
 
-    def __init__(self, memory: Any, pipeline: Pipeline | None = None) -> None:
+    def __init__(
+        self, memory: Any, pipeline: Pipeline | None = None, *, remote_store: bool | None = None
+    ) -> None:
         self.memory = memory
         self.version = mem0_version()
         self.pipeline: Pipeline = pipeline or pipeline_for(self.version)
+        self.is_async = inspect.iscoroutinefunction(getattr(memory, "add", None))
+        self.store_remote = store_is_remote(memory) if remote_store is None else remote_store
+        self._embed_remote = not embedder_in_process(memory)
         self._handoffs = Handoffs()
         self._patched: list[tuple[Any, str]] = []
 
     def describe(self) -> str:
         """One line saying which mem0ai pipeline this tracer records."""
+        kind = "AsyncMemory" if self.is_async else "Memory"
         return (
-            f"mem0ai {self.version}: {self.pipeline} pipeline "
+            f"mem0ai {self.version} {kind}: {self.pipeline} pipeline "
             f"(written against mem0ai {PIPELINE_VERSIONS[self.pipeline]})"
         )
 
@@ -110,17 +127,26 @@ class Mem0Tracer(WritesMixin):
 
     def install(self) -> None:
         m = self.memory
-        self._wrap(m, "add", self._add)
-        self._wrap(m, "_add_to_vector_store", self._vector_step)
-        self._wrap(m, "search", self._search)
-        self._wrap(m, "_search_vector_store", self._search_step)
-        self._wrap(m, "get_all", self._get_all)
-        self._wrap(m, "update", functools.partial(self._explicit, "mem0.update", "update"))
-        self._wrap(m, "delete", functools.partial(self._explicit, "mem0.delete", "deletion"))
-        self._wrap(m, "delete_all", functools.partial(self._explicit, "mem0.delete_all", "deletion"))
-        self._wrap(m, "_create_memory", self._create_memory)
-        self._wrap(m, "_update_memory", self._update_memory)
-        self._wrap(m, "_delete_memory", self._delete_memory)
+        explicit, explicit_async = self._explicit, self._explicit_async
+        self._wrap(m, "add", self._add, self._add_async)
+        self._wrap(m, "_add_to_vector_store", self._vector_step, self._vector_step_async)
+        self._wrap(m, "search", self._search, self._search_async)
+        self._wrap(m, "_search_vector_store", self._search_step)  # async: no thread pool to bridge
+        self._wrap(m, "get_all", self._get_all, self._get_all_async)
+        for name, op_name, category in (
+            ("update", "mem0.update", "update"),
+            ("delete", "mem0.delete", "deletion"),
+            ("delete_all", "mem0.delete_all", "deletion"),
+        ):
+            self._wrap(
+                m,
+                name,
+                functools.partial(explicit, op_name, category),
+                functools.partial(explicit_async, op_name, category),
+            )
+        self._wrap(m, "_create_memory", self._create_memory, self._create_memory_async)
+        self._wrap(m, "_update_memory", self._update_memory, self._update_memory_async)
+        self._wrap(m, "_delete_memory", self._delete_memory, self._delete_memory_async)
         self._wrap(m.llm, "generate_response", self._generate)
         self._wrap(m.embedding_model, "embed", functools.partial(self._embed, "embed"))
         self._wrap(m.embedding_model, "embed_batch", functools.partial(self._embed, "embed_batch"))
@@ -140,19 +166,42 @@ class Mem0Tracer(WritesMixin):
         if getattr(self.memory, _ATTRIBUTE, None) is self:
             delattr(self.memory, _ATTRIBUTE)
 
-    def _wrap(self, owner: Any, name: str, wrapper: Callable[..., Any]) -> None:
-        """Shadow `owner.name` by an instance attribute calling `wrapper(original, *args, **kwargs)`."""
+    def _wrap(
+        self,
+        owner: Any,
+        name: str,
+        wrapper: Callable[..., Any],
+        async_wrapper: Callable[..., Any] | None = None,
+    ) -> None:
+        """Shadow `owner.name` by an instance attribute calling `wrapper(original, *args, **kwargs)`.
+
+        A coroutine method (AsyncMemory's) gets a coroutine calling `async_wrapper`, or stays as it
+        is when it has none.
+        """
         original = getattr(owner, name, None)
         if owner is None or original is None or not callable(original):
             return
+        if inspect.iscoroutinefunction(original):
+            if async_wrapper is None:
+                return
+            traced = async_wrapper
 
-        @functools.wraps(original)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            if active_run() is None:
-                return original(*args, **kwargs)
-            return wrapper(original, *args, **kwargs)
+            @functools.wraps(original)
+            async def call_async(*args: Any, **kwargs: Any) -> Any:
+                if active_run() is None:
+                    return await original(*args, **kwargs)
+                return await traced(original, *args, **kwargs)
 
-        setattr(owner, name, call)
+            setattr(owner, name, call_async)
+        else:
+
+            @functools.wraps(original)
+            def call(*args: Any, **kwargs: Any) -> Any:
+                if active_run() is None:
+                    return original(*args, **kwargs)
+                return wrapper(original, *args, **kwargs)
+
+            setattr(owner, name, call)
         self._patched.append((owner, name))
 
     def _wrap_openai(self, client: Any) -> None:
@@ -183,21 +232,34 @@ class Mem0Tracer(WritesMixin):
     # -- add() ---------------------------------------------------------------------------------
 
     def _add(self, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any) -> Any:
-        texts = message_texts(messages)
-        scope = new_op("mem0.add", "construction", **self._add_metadata(kwargs))
-        self._note_pipeline(scope)
-        with scope:
-            message_vars = [self._link_or_record(scope, text, "message", "message") for text in texts]
-            if kwargs.get("memory_type") == "procedural_memory":  # one summary call, no extraction
+        with self._add_scope(kwargs) as scope:
+            step = self._add_step(scope, messages, kwargs)
+            if step is None:
                 return self._finish_add(scope, original(messages, *args, **kwargs))
-            token = add_step.set(AddStep(scope, message_vars))
-            handoff = self._handoffs.offer("add", tuple(texts))  # after the set: the context carries it
+            token = add_step.set(step)
+            texts = tuple(message_texts(messages))
+            handoff = self._handoffs.offer("add", texts)  # after the set: the context carries it
             try:
                 result = original(messages, *args, **kwargs)
             finally:
                 add_step.reset(token)
                 self._handoffs.withdraw("add", handoff)
             return self._finish_add(scope, result)
+
+    def _add_scope(self, kwargs: dict[str, Any]) -> OpScope:
+        scope = new_op("mem0.add", "construction", **self._add_metadata(kwargs))
+        self._note_pipeline(scope)
+        return scope
+
+    def _add_step(self, scope: OpScope, messages: Any, kwargs: dict[str, Any]) -> AddStep | None:
+        """Record the messages of an entered add(); None for a procedural add (no extraction)."""
+        texts = message_texts(messages)
+        message_vars = [self._link_or_record(scope, text, "message", "message") for text in texts]
+        if kwargs.get("memory_type") == "procedural_memory":  # one summary call, no extraction
+            if kwargs.get("llm") is not None:
+                scope.set(untraced="the procedural summary comes from the llm= model, which is not traced")
+            return None
+        return AddStep(scope, message_vars)
 
     @staticmethod
     def _finish_add(scope: OpScope, result: Any) -> Any:
@@ -233,114 +295,11 @@ class Mem0Tracer(WritesMixin):
         finally:
             self._close_decision(step)
 
-    # -- model calls ---------------------------------------------------------------------------
-
-    def _generate(self, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any) -> Any:
-        step = add_step.get()
-        if step is None:
-            return self._llm_call("llm.chat", original, messages, *args, **kwargs)
-        if not step.extracted:
-            return self._extract(step, original, messages, *args, **kwargs)
-        return self._decide(step, original, messages, *args, **kwargs)
-
-    def _llm_call(self, name: str, original: Callable[..., Any], messages: Any, *args: Any, **kw: Any) -> Any:
-        with new_op(name, "llm", provider=type(self.memory.llm).__name__) as op:
-            op.input(f"{name}.prompt", messages, category="prompt")
-            format_ = kw.get("response_format")
-            if format_:
-                op.set(response_format=format_)
-            reply = original(messages, *args, **kw)
-            op.output(f"{name}.response", reply, category="llm_response")
-            return reply
-
-    def _extract(
-        self, step: AddStep, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any
-    ) -> Any:
-        step.extracted = True
-        op = new_op("extract_facts", "extraction", pipeline=self.pipeline)
-        op.__enter__()
-        try:
-            for var in step.message_vars:
-                op.use(var)
-            for var in step.candidate_vars:  # additive: the model sees the old memories too
-                op.use(var)
-            system = next((m.get("content") for m in messages if m.get("role") == "system"), None)
-            if system:
-                op.input("fact_extraction_prompt", system, category="prompt")
-            reply = self._llm_call("extract_facts.llm", original, messages, *args, **kwargs)
-            try:
-                facts = [f for f in extracted_facts(reply, self.pipeline) if f]
-            except (ValueError, AttributeError) as exc:
-                op.output("extracted_facts", [], category="facts")
-                self._end(op, f"mem0 could not read the extraction reply and kept no facts: {exc}")
-                return reply
-            op.output("extracted_facts", facts, category="facts")
-            for number, fact in enumerate(facts, 1):
-                step.fact_vars[fact] = op.output(f"{op.id}.fact-{number}", fact, category="fact")
-            op.set(facts=len(facts))
-        except BaseException as exc:
-            op.__exit__(type(exc), exc, exc.__traceback__)
-            raise
-        self._end(op)
-        return reply
-
-    def _decide(
-        self, step: AddStep, original: Callable[..., Any], messages: Any, *args: Any, **kwargs: Any
-    ) -> Any:
-        """The classic update decision: opened here, left open so the writes it causes nest in it."""
-        self._close_decision(step)
-        op = new_op("update_memory_decision", "update", pipeline=self.pipeline)
-        op.__enter__()
-        step.decision = op
-        for var in step.fact_vars.values():
-            op.use(var)
-        for var in step.candidate_vars:
-            op.use(var)
-        op.input("update_prompt", self._update_prompt(), category="prompt")
-        try:
-            reply = self._llm_call("update_memory_decision.llm", original, messages, *args, **kwargs)
-        except Exception as exc:  # mem0 logs it and decides nothing: the decision failed
-            step.decision = None
-            self._end(op, f"the update-decision call failed and mem0 went on with no events: {exc!r}")
-            raise
-        aliases = dict(enumerate(step.candidate_ids))
-        try:
-            events, skipped = decision_events(reply, {str(i): mid for i, mid in aliases.items()})
-        except ValueError as exc:
-            op.output("update_events", [], category="update_events")
-            step.decision = None
-            self._end(op, f"mem0 could not read the update-decision reply and applied nothing: {exc}")
-            return reply
-        step.events_var = op.output("update_events", events, category="update_events")
-        op.set(events=[[e["event"], e["id"]] for e in events])
-        if skipped:
-            op.set(skipped=skipped, error=f"mem0 skipped {len(skipped)} event(s) it could not apply")
-        return reply
-
-    def _update_prompt(self) -> str:
-        custom = getattr(self.memory.config, "custom_update_memory_prompt", None)
-        if custom:
-            return custom
-        from mem0.configs.prompts import DEFAULT_UPDATE_MEMORY_PROMPT
-
-        return DEFAULT_UPDATE_MEMORY_PROMPT
-
-    def _close_decision(self, step: AddStep) -> None:
-        if step.decision is not None:
-            decision, step.decision = step.decision, None
-            self._end(decision, decision.metadata.pop("error", None))
-
-    @staticmethod
-    def _end(op: OpScope, swallowed: str | None = None) -> None:
-        """End an operation entered by hand; an error mem0 swallowed ends it with status `error`."""
-        if swallowed:
-            op.__exit__(Mem0Swallowed, Mem0Swallowed(swallowed), None)
-        else:
-            op.__exit__(None, None, None)
+    # -- model calls (extraction and the update decision: mem0ai_steps.py) ----------------------
 
     def _embed(self, name: str, original: Callable[..., Any], text: Any, *args: Any, **kwargs: Any) -> Any:
         action = kwargs.get("memory_action", args[0] if args else None)
-        with new_op(name, "llm", action=action) as op:
+        with under_open_decision(), new_op(name, "llm", action=action, remote=self._embed_remote) as op:
             run = op.recorder
             for item in text if isinstance(text, list) else [text]:
                 known = run.version_with_content(content_key(item))
@@ -359,7 +318,7 @@ class Mem0Tracer(WritesMixin):
         if step is None or current_op_var.get() is not step.add_op:
             return original(*args, **kwargs)  # a search inside a write, or outside add()
         query = kwargs.get("query", args[0] if args else None)
-        with new_op("search_memories", "retrieval", pipeline=self.pipeline) as op:
+        with self._store_op("search_memories", "retrieval", pipeline=self.pipeline) as op:
             known = op.recorder.version_with_content(content_key(query))
             if known is not None:
                 op.use(known)
@@ -375,6 +334,8 @@ class Mem0Tracer(WritesMixin):
                 found.append({"id": memory_id, "text": text})
                 if memory_id not in step.candidate_ids:
                     step.candidate_ids.append(memory_id)
+            if isinstance(query, str):
+                step.hits[query.strip()] = [f["id"] for f in found]
             op.set(scores=[[str(h.id), round(float(h.score or 0.0), 4)] for h in hits or []])
             step.candidate_vars.append(op.output("candidates", found, category="retrieved"))
             return hits
@@ -382,7 +343,7 @@ class Mem0Tracer(WritesMixin):
     # -- questions and explicit calls ------------------------------------------------------------
 
     def _search(self, original: Callable[..., Any], query: Any, *args: Any, **kwargs: Any) -> Any:
-        with new_op("search", "retrieval", pipeline=self.pipeline) as op:
+        with self._store_op("search", "retrieval", pipeline=self.pipeline) as op:
             query_var = self._link_or_record(op, query, "query", "query")
             handoff = self._handoffs.offer("search", query)
             try:
@@ -401,7 +362,7 @@ class Mem0Tracer(WritesMixin):
         return original(query, *args, **kwargs)
 
     def _get_all(self, original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        with new_op("get_all", "retrieval") as op:
+        with self._store_op("get_all", "retrieval") as op:
             result = original(*args, **kwargs)
             self._record_found(op, None, result)
             return result
@@ -417,8 +378,12 @@ class Mem0Tracer(WritesMixin):
         last_search_var.set(SearchRecord(query_var, retrieved, memories))
 
     def _explicit(self, name: str, category: str, original: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+        with self._explicit_op(name, category, args, kw):
+            return original(*args, **kw)
+
+    @staticmethod
+    def _explicit_op(name: str, category: str, args: tuple[Any, ...], kw: dict[str, Any]) -> OpScope:
         arguments = {k: v for k, v in kw.items() if isinstance(v, str | int | float | bool)}
         if args:
             arguments["memory_id"] = str(args[0])
-        with new_op(name, category, arguments=arguments):
-            return original(*args, **kw)
+        return new_op(name, category, arguments=arguments)

@@ -53,6 +53,51 @@ def pipeline_for(version: str) -> Pipeline:
     return "classic" if major == 1 else "additive"
 
 
+def check_traceable(memory: Any) -> None:
+    """Refuse, in one line, what the adapter cannot trace: anything but a local Memory / AsyncMemory,
+    and mem0 1.0.x's graph store (its entities would be missing from the run)."""
+    try:
+        from mem0 import AsyncMemory, Memory
+    except ImportError:
+        mem0_version()  # names the extra to install
+        raise
+    kind = type(memory).__name__
+    if not isinstance(memory, Memory | AsyncMemory):
+        hosted = " (the hosted client runs mem0 on its servers, out of memtrace's sight)"
+        raise MemtraceError(
+            f"memtrace traces a mem0.Memory or mem0.AsyncMemory, not {type(memory).__module__}.{kind}"
+            + (hosted if kind in ("MemoryClient", "AsyncMemoryClient") else "")
+        )
+    if getattr(memory, "enable_graph", False):
+        raise MemtraceError(
+            f"memtrace does not trace mem0's graph store: build the {kind} without graph_store to trace it"
+        )
+
+
+#: Vector stores that run inside the Python process (no server between mem0 and the data).
+_IN_PROCESS_STORES = frozenset({"faiss"})
+#: Embedders that compute in the Python process unless given an endpoint.
+_IN_PROCESS_EMBEDDERS = frozenset({"huggingface", "fastembed"})
+
+
+def store_is_remote(memory: Any) -> bool:
+    """Whether mem0's vector store is a server: a host, url or client is configured, or no local path."""
+    store = getattr(getattr(memory, "config", None), "vector_store", None)
+    config = getattr(store, "config", None)
+    if any(getattr(config, key, None) for key in ("host", "url", "client")):
+        return True
+    return not (getattr(store, "provider", None) in _IN_PROCESS_STORES or getattr(config, "path", None))
+
+
+def embedder_in_process(memory: Any) -> bool:
+    """Whether mem0's embedder computes in this process (a local model with no endpoint configured)."""
+    embedder = getattr(getattr(memory, "config", None), "embedder", None)
+    config = getattr(embedder, "config", None) or {}
+    if getattr(embedder, "provider", None) not in _IN_PROCESS_EMBEDDERS:
+        return False
+    return not any(isinstance(config, dict) and config.get(k) for k in ("huggingface_base_url", "base_url"))
+
+
 def reply_json(text: str | None) -> dict[str, Any]:
     """The JSON object of a model reply as mem0 reads it; raises ValueError when there is none."""
     cleaned = _FENCE.sub("", text or "").strip()

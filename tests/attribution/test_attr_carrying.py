@@ -1,0 +1,139 @@
+"""The carrying rule decides which memory versions hold the information, item by item of the answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import memtrace as mt
+from memtrace.attribution import FlowMethod
+from memtrace.attribution.support import OverlapScorer, answer_items, carrying_part
+
+
+def test_a_gold_answer_splits_into_items_but_keeps_its_dates_whole() -> None:
+    assert answer_items("routine examination and vaccination") == (
+        frozenset({"routin", "examin"}),
+        frozenset({"vaccin"}),
+    )
+    assert len(answer_items("yoga, meditation, walks, and mindfulness")) == 4
+    assert answer_items("May 7, 2023") == (frozenset({"may", "7", "2023"}),)
+    assert answer_items("Yes, she is supportive") == (frozenset({"support"}),)  # "yes" is inferred
+
+
+def test_a_list_answer_held_one_item_per_memory_is_carried() -> None:
+    """Mem0 writes one fact per sentence: each memory states one item of the answer and carries it."""
+    scorer = OverlapScorer()
+    evidence = [("D18:16", "James: This was just a routine examination. Also, the puppy was vaccinated.")]
+    target = scorer.prepare(
+        "What happened to James's puppy at the clinic?", ["routine examination and vaccination"], evidence
+    )
+    vaccinated = {"memory": "Also, the puppy was vaccinated. [on 5 August 2022]"}
+    assert carrying_part(target, [("mem-2@1", vaccinated)], scorer) is not None
+    assert carrying_part(target, [("mem-3@1", {"memory": "James has a puppy"})], scorer) is None
+
+
+def test_a_message_stating_none_of_the_answer_does_not_carry_what_another_states() -> None:
+    scorer = OverlapScorer()
+    evidence = [
+        ("D2:20", "Jolene: Meet Susie, my snake! She loves sharing my bed."),
+        ("D2:24", "Jolene: I bought it a year ago in Paris."),
+    ]
+    target = scorer.prepare("What pets does Jolene have?", ["snakes"], evidence)
+    paris = ["[D2:24] Jolene: I bought it a year ago in Paris."]
+    assert carrying_part(target, [("window@1", paris)], scorer) is None
+    snake = ["[D2:20] Jolene: Meet Susie, my snake! She loves sharing my bed."]
+    assert carrying_part(target, [("window@2", snake)], scorer) is not None
+
+
+def test_a_message_stating_none_of_the_answer_carries_an_item_no_message_states() -> None:
+    """A paraphrased item ("my school event" for "school speech") is carried by the message saying it."""
+    scorer = OverlapScorer()
+    evidence = [
+        ("D1:3", "Caroline: I went to a support group yesterday and it was powerful."),
+        ("D3:1", "Caroline: I wanted to tell you about my school event last week, I talked to the kids."),
+    ]
+    target = scorer.prepare(
+        "What LGBTQ+ events has Caroline participated in?", ["support group, school speech"], evidence
+    )
+    school = ["[D3:1] Caroline: I wanted to tell you about my school event last week, I talked to the kids."]
+    assert carrying_part(target, [("ctx@1", school)], scorer) is not None
+
+
+def test_the_trim_that_dropped_the_line_stating_the_answer_is_blamed(tmp_path: Path) -> None:
+    """A window keeps a line of the evidence that states nothing of the answer after the line stating
+    it was trimmed: the loss that matters is the first trim, whose repair brings the answer back."""
+    lines = [
+        ("D2:20", "Jolene: Meet Susie, my snake! She loves sharing my bed."),
+        ("D2:21", "Deborah: So cute!"),
+        ("D2:24", "Jolene: I bought it a year ago in Paris."),
+        ("D2:25", "Deborah: Paris is lovely."),
+    ]
+    with mt.run(tmp_path, name="window") as run:
+        window = run.memory("window")
+        kept: list[str] = []
+        for message_id, text in lines:
+            with mt.op("load", category="construction") as op:
+                message = op.output(message_id, text, category="message")
+            with mt.op("memory_update", category="update") as op:
+                op.use(message)
+                kept = [*kept, f"[{message_id}] {text}"]
+                (window.update if window.exists else window.create)(kept, by=op)
+        for name in ("first_trim", "second_trim", "third_trim"):
+            with mt.op(name, category="update") as op:
+                kept = kept[1:]
+                window.update(kept, by=op)
+        case = run.case("What pets does Jolene have?", gold="snakes", evidence=["D2:20", "D2:24"])
+        with mt.op("answer", category="response") as op:
+            op.input("context", kept, category="context")
+            prediction = op.output("prediction", "a dog", category="prediction")
+        case.predict("a dog", var=prediction)
+        case.judge(False)
+    with mt.open(tmp_path) as ws:
+        result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
+        assert result.error_type == "UpdateError", result.explanation
+        assert ws.graph(run.id).op(result.op_id).name == "first_trim", result.explanation
+
+
+def test_the_extraction_that_dropped_the_message_stating_the_answer_is_blamed(tmp_path: Path) -> None:
+    """Of two extractions that wrote nothing of the evidence, the one that read the message stating
+    the answer dropped it; the earlier one read only a message that states none of it."""
+    with mt.run(tmp_path, name="two-extractions") as run:
+        with mt.op("load", category="construction") as op:
+            snake = op.output(
+                "D2:20", "Jolene: Meet Susie, my snake! She loves sharing my bed.", category="message"
+            )
+            paris = op.output("D2:24", "Jolene: I bought it a year ago in Paris.", category="message")
+        with mt.op("extract_paris", category="extraction") as op:
+            op.use(paris)
+            run.memory("m1").create({"memory": "Jolene likes travelling"}, by=op)
+        with mt.op("extract_snake", category="extraction") as op:
+            op.use(snake)
+            run.memory("m2").create({"memory": "Jolene has a bed"}, by=op)
+        case = run.case("What pets does Jolene have?", gold="snakes", evidence=["D2:20", "D2:24"])
+        with mt.op("answer", category="response") as op:
+            prediction = op.output("prediction", "a dog", category="prediction")
+        case.predict("a dog", var=prediction)
+        case.judge(False)
+    with mt.open(tmp_path) as ws:
+        result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
+        assert result.error_type == "ExtractionError", result.explanation
+        assert ws.graph(run.id).op(result.op_id).name == "extract_snake", result.explanation
+
+
+def test_a_date_answer_is_carried_by_what_happened_not_by_the_question_words_and_a_stamp() -> None:
+    """'The week before 9 June 2023' is on the stamp of every line said that day: a tagged line with
+    the question's words ("friends, family and mentors") does not say when they met; "we met up last
+    week" does."""
+    scorer = OverlapScorer()
+    message = (
+        "Caroline: My friends, family and mentors are my rocks. Here's a pic from when we met up last week!"
+        " [said on 9 June 2023]"
+    )
+    target = scorer.prepare(
+        "When did Caroline meet up with her friends, family, and mentors?",
+        ["The week before 9 June 2023"],
+        [("D3:11", message)],
+    )
+    rocks = ["[D3:11] Caroline's friends, family and mentors are Caroline's rocks. [said on 9 June 2023]"]
+    assert carrying_part(target, [("ctx@1", rocks)], scorer) is None
+    met = ["[D3:11] Here's a pic from when Caroline met up with them last week! [said on 9 June 2023]"]
+    assert carrying_part(target, [("ctx@1", met)], scorer) is not None
