@@ -6,17 +6,12 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
-
 import memtrace as mt
-from conftest import OpenWorkspace, is_closed, run_cli_in_process
+from conftest import OpenWorkspace
 from memtrace.bench.memtracebench import evaluate_memtracebench
 from memtrace.graph.io import export_smartcomment
-from memtrace.llm.cache import LLMCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "attribution"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from llmhelpers import ScriptedOpenAIServer
 from test_attr_flow import build
 
 FAULTS = {
@@ -131,17 +126,3 @@ def test_cli_writes_per_case_json_and_rejects_unknown_evidence(tmp_path: Path) -
     )
     bad = subprocess.run([*args, "--evidence", "nope"], capture_output=True, text=True, env=env, timeout=120)
     assert bad.returncode == 1 and "unknown evidence 'nope'" in bad.stderr
-
-
-def test_cli_with_a_model_closes_its_client(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], opened_llm_caches: list[LLMCache]
-) -> None:
-    bench = write_benchmark(tmp_path, tmp_path / "runs")
-    with ScriptedOpenAIServer() as server:
-        code, out, err = run_cli_in_process(
-            capsys, "bench", "memtracebench", bench, tmp_path / "ws", "--method", "last-op",
-            "--llm", "openai", "--model", "m", "--base-url", server.url,
-        )  # fmt: skip
-    assert code == 0, err
-    assert "op acc." in out
-    assert len(opened_llm_caches) == 1 and is_closed(opened_llm_caches[0])
