@@ -1,10 +1,11 @@
-"""The suite's own guard: pytest as this project configures it fails a run that leaves a workspace open.
-
-Each case runs a small test file in a child pytest with the project's pyproject.toml, as `make test` does.
+"""The suite's own hygiene: pytest as this project configures it fails a run that leaves a workspace
+open (a child pytest with the project's pyproject.toml, as `make test` runs), and the temporary mem0
+home the mem0ai tests make is gone when their process ends.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -45,3 +46,19 @@ def test_a_workspace_left_open_fails_the_run(tmp_path: Path, source: str, fails:
     output = result.stdout + result.stderr
     assert (result.returncode != 0) == fails, output
     assert ("ResourceWarning: unclosed database" in output) == fails, output
+
+
+def test_the_mem0_home_made_for_a_test_process_is_removed_when_it_ends(tmp_path: Path) -> None:
+    """mem0helpers points MEM0_DIR at a fresh temporary folder (mem0 reads it once, at import)."""
+    helpers = ROOT / "tests" / "mem0ai"
+    script = f"import sys; sys.path.insert(0, {str(helpers)!r}); import os, mem0helpers; "
+    script += "print(os.environ['MEM0_DIR'])"
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    env.pop("MEM0_DIR", None)
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    home = Path(result.stdout.strip())
+    assert home.parent == tmp_path and home.name.startswith("memtrace-test-mem0-home-")
+    assert not home.exists() and list(tmp_path.iterdir()) == []
