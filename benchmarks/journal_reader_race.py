@@ -30,21 +30,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", type=int, nargs="?", default=3000)
     args = parser.parse_args()
-    workspace = tempfile.mkdtemp(prefix="memtrace-race-")
-    stop = mp.Event()
-    reader = mp.Process(target=open_in_a_loop, args=(workspace, stop))
-    reader.start()
-    try:
-        for i in range(args.runs):
-            with mt.run(workspace, name=f"r{i}"), mt.op("step") as op:
-                op.output("y", i)
-    finally:
-        stop.set()
-        reader.join()
-    ws = mt.open(workspace)
-    runs = ws.runs()
-    lost = sum(1 for r in runs if r.status != "complete" or ws.store.count("ops", r.id) != 1)
-    print(f"runs recorded: {args.runs}, found: {len(runs)}, lost: {lost + args.runs - len(runs)}")
+    with tempfile.TemporaryDirectory(prefix="memtrace-race-") as workspace:
+        stop = mp.Event()
+        reader = mp.Process(target=open_in_a_loop, args=(workspace, stop))
+        reader.start()
+        try:
+            for i in range(args.runs):
+                with mt.run(workspace, name=f"r{i}"), mt.op("step") as op:
+                    op.output("y", i)
+        finally:
+            stop.set()
+            reader.join()
+        with mt.open(workspace) as ws:
+            runs = ws.runs()
+            lost = sum(1 for r in runs if r.status != "complete" or ws.store.count("ops", r.id) != 1)
+            print(f"runs recorded: {args.runs}, found: {len(runs)}, lost: {lost + args.runs - len(runs)}")
 
 
 if __name__ == "__main__":

@@ -7,16 +7,26 @@ which skips them with one reason when it is absent. MEMTRACE_SHARED_DATA names t
 
 from __future__ import annotations
 
+import gc
 import os
+import queue
+import sqlite3
+import subprocess
 import sys
+import tempfile
+import threading
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 import pytest
 
 import memtrace as mt
 from memtrace.cli.app import main
 from memtrace.graph.journal import JOURNAL_DIR
+from memtrace.llm.cache import LLMCache
 
 SHARED_DATA_ENV = "MEMTRACE_SHARED_DATA"
 
@@ -41,11 +51,51 @@ def locomo_dev() -> Path:
     return path
 
 
+# pyproject.toml makes an unclosed resource (ResourceWarning) fail the suite. The tests in these
+# folders still leave workspaces open (tests/attribution/ is the lead's, issue 10): there it stays a
+# warning, and their garbage is collected as the run leaves the folder so no later test is blamed.
+# Remove a folder from here once its tests close what they open.
+LEAKS_TOLERATED_IN = ("tests/attribution/",)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that needs the LoCoMo file, so `-m "not locomo"` leaves them all out."""
+    """Mark every test that needs the LoCoMo file, so `-m "not locomo"` leaves them all out; let the
+    folders above warn about unclosed resources instead of failing."""
     for item in items:
         if "locomo_dev" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.locomo)
+        if item.nodeid.startswith(LEAKS_TOLERATED_IN):
+            item.add_marker(pytest.mark.filterwarnings("default::ResourceWarning"))
+            item.add_marker(pytest.mark.filterwarnings("default::pytest.PytestUnraisableExceptionWarning"))
+    if any(item.nodeid.startswith("tests/mem0ai/") for item in items):
+        absorb_qdrant_thread_probe()
+
+
+def absorb_qdrant_thread_probe() -> None:
+    """qdrant-client's local mode asks SQLite once per process whether it is thread-safe, through a
+    connection it never closes (`with sqlite3.connect(":memory:")` only commits): ask it here, where
+    that one unclosed in-memory database is expected, so the mem0 test that first opens qdrant is not
+    failed for a leak of qdrant-client's own."""
+    try:
+        from qdrant_client.local.persistence import CollectionPersistence
+    except ImportError:
+        return
+    if getattr(CollectionPersistence, "CHECK_SAME_THREAD", False) is not None:
+        return
+    with tempfile.TemporaryDirectory(prefix="memtrace-test-qdrant-") as folder, warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        CollectionPersistence(folder).close()
+        gc.collect()
+
+
+@pytest.hookimpl(trylast=True)  # after the fixtures' finalizers, before pytest reads unraisable warnings
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Leaving a folder whose leaks are tolerated, collect its garbage there: an unclosed SQLite
+    connection is freed only by the cycle collector (its statement cache refers back to it), which
+    would otherwise fail whichever test runs when it next collects."""
+    leaving = nextitem is None or not nextitem.nodeid.startswith(LEAKS_TOLERATED_IN)
+    if item.nodeid.startswith(LEAKS_TOLERATED_IN) and leaving:
+        gc.collect()
 
 
 def run_cli_in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
@@ -61,6 +111,99 @@ def run_cli_in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) ->
         sys.argv = argv
     out, err = capsys.readouterr()
     return code, out, err
+
+
+class OutputLines:
+    """A child process's output read line by line in a thread, so a test waits for a line with a
+    deadline (and a hung or crashed child fails the test with what it printed, instead of blocking)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        self._reader = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._reader.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def wait_for(self, text: str, timeout: float = 120) -> str:
+        """The first unread line containing `text`; a generous deadline guards a hang, not a speed."""
+        while True:
+            try:
+                line = self._lines.get(timeout=timeout)
+            except queue.Empty:
+                raise AssertionError(
+                    f"no line with {text!r} within {timeout}s; printed {self.seen}"
+                ) from None
+            if line is None:
+                raise AssertionError(f"the output ended without a line with {text!r}; printed {self.seen}")
+            self.seen.append(line)
+            if text in line:
+                return line
+
+    def rest(self, timeout: float = 120) -> str:
+        """Everything printed after the lines read so far, once the stream closes."""
+        self._reader.join(timeout)
+        tail = []
+        while not self._lines.empty():
+            line = self._lines.get()
+            if line is not None:
+                tail.append(line)
+        return "".join(tail)
+
+
+def stop_process(process: subprocess.Popen[str], timeout: float = 60) -> None:
+    """Wait for `process` to end on its own, killing it after `timeout` seconds (a test's cleanup)."""
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture
+def opened_llm_caches(monkeypatch: pytest.MonkeyPatch) -> list[LLMCache]:
+    """Every LLM-cache database opened during the test (a spy on the real class), to check that the
+    command that opened it also closed it."""
+    opened: list[LLMCache] = []
+    real_init = LLMCache.__init__
+
+    def recording_init(self: LLMCache, *args: Any, **kwargs: Any) -> None:
+        real_init(self, *args, **kwargs)
+        opened.append(self)
+
+    monkeypatch.setattr(LLMCache, "__init__", recording_init)
+    return opened
+
+
+def is_closed(cache: LLMCache) -> bool:
+    """Whether the cache's database connection was closed (reading it then raises)."""
+    try:
+        len(cache)
+    except sqlite3.ProgrammingError:
+        return True
+    return False
+
+
+OpenWorkspace = Callable[..., mt.Workspace]
+
+
+@pytest.fixture
+def open_ws() -> Iterator[OpenWorkspace]:
+    """`mt.open` for one test: every workspace opened through it is closed when the test ends, so an
+    assertion can read a workspace inline without leaking its database connection."""
+    opened: list[mt.Workspace] = []
+
+    def opening(path: str | Path, **options: Any) -> mt.Workspace:
+        ws = mt.open(path, **options)
+        opened.append(ws)
+        return ws
+
+    yield opening
+    for ws in opened:
+        ws.close()
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import memtrace as mt
+from conftest import OpenWorkspace
 
 MEMTRACE = Path(sys.executable).with_name("memtrace")
 
@@ -72,7 +73,7 @@ def test_inspect_marks_incomplete_runs_with_their_error(tmp_path: Path) -> None:
     assert "incomplete" in out and "LLM endpoint unreachable" in out
 
 
-def test_export_and_import_round_trip_through_both_formats(tmp_path: Path) -> None:
+def test_export_and_import_round_trip_through_both_formats(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     ws, other = tmp_path / "ws", tmp_path / "other"
     memtrace("demo", ws)
     sc, jl = tmp_path / "demo.json", tmp_path / "demo.jsonl.gz"
@@ -80,25 +81,27 @@ def test_export_and_import_round_trip_through_both_formats(tmp_path: Path) -> No
     memtrace("export", "demo", "--workspace", ws, "--format", "jsonl", "--out", jl)
     memtrace("import", sc, "--workspace", other, "--name", "from-smartcomment")
     memtrace("import", jl, "--workspace", other, "--json", tmp_path / "imported.json")
-    original = mt.open(ws).view("demo")
+    original = open_ws(ws).view("demo")
     for name in ("from-smartcomment", "demo"):
-        copy = mt.open(other).view(name)
+        copy = open_ws(other).view(name)
         assert len(copy.ops) == len(original.ops)
         # smartcomment stands a placeholder node in for the missing inputs of ingest operations
         assert set(copy.vars) - {"COMMENT:NONE@1"} == set(original.vars)
         assert copy.memory_values_at() == original.memory_values_at()
         # the system and every case survive both formats
         assert copy.run.system == original.run.system is not None
-        assert [c.question for c in mt.open(other).cases(name)] == [
-            c.question for c in mt.open(ws).cases("demo")
+        assert [c.question for c in open_ws(other).cases(name)] == [
+            c.question for c in open_ws(ws).cases("demo")
         ]
     assert json.loads((tmp_path / "imported.json").read_text())[0]["cases"] == 4
 
 
-def test_importing_a_corrupt_file_is_one_line_and_leaves_the_workspace_alone(tmp_path: Path) -> None:
+def test_importing_a_corrupt_file_is_one_line_and_leaves_the_workspace_alone(
+    tmp_path: Path, open_ws: OpenWorkspace
+) -> None:
     ws = tmp_path / "ws"
     memtrace("demo", ws)
-    before = mt.open(ws).runs()
+    before = open_ws(ws).runs()
     broken = tmp_path / "broken.json"
     good = tmp_path / "good.json"
     memtrace("export", "demo", "--workspace", ws, "--out", good)
@@ -107,7 +110,7 @@ def test_importing_a_corrupt_file_is_one_line_and_leaves_the_workspace_alone(tmp
     assert result.returncode == 1
     (line,) = result.stderr.strip().splitlines()
     assert str(broken) in line and "JSON" in line
-    assert [r.id for r in mt.open(ws).runs()] == [r.id for r in before]
+    assert [r.id for r in open_ws(ws).runs()] == [r.id for r in before]
 
 
 def test_export_rejects_an_unknown_format(tmp_path: Path) -> None:
@@ -117,7 +120,7 @@ def test_export_rejects_an_unknown_format(tmp_path: Path) -> None:
     assert result.returncode == 1 and "unknown export format 'xml'" in result.stderr
 
 
-def test_run_records_one_run_per_system_and_prints_accuracy(tmp_path: Path) -> None:
+def test_run_records_one_run_per_system_and_prints_accuracy(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     ws = tmp_path / "ws"
     out = memtrace(
         "run", "--workspace", ws, "--system", "long_context,rag", "--questions", "6",
@@ -127,15 +130,15 @@ def test_run_records_one_run_per_system_and_prints_accuracy(tmp_path: Path) -> N
     payload = json.loads((tmp_path / "acc.json").read_text())
     assert set(payload) == {"long_context", "rag"}
     assert all(p["questions"] == 6 for p in payload.values())
-    runs = mt.open(ws).runs()
+    runs = open_ws(ws).runs()
     assert sorted(r.system for r in runs) == ["long_context", "rag"]
     assert all(r.status == "complete" for r in runs)
 
 
-def test_run_changes_settings_with_set_and_names_a_bad_one(tmp_path: Path) -> None:
+def test_run_changes_settings_with_set_and_names_a_bad_one(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     ws = tmp_path / "ws"
     memtrace("run", "--workspace", ws, "--system", "rag,long_context", "--set", "top_k=1", "--questions", "3")
-    configs = {r.system: r.config for r in mt.open(ws).runs()}
+    configs = {r.system: r.config for r in open_ws(ws).runs()}
     assert configs["rag"]["top_k"] == 1 and "top_k" not in configs["long_context"]
     for bad, message in (("nope=1", "--set nope: no setting"), ("top_k=abc", "--set for rag: top_k")):
         result = memtrace(
@@ -164,7 +167,9 @@ def test_run_rejects_unknown_systems_and_datasets(tmp_path: Path) -> None:
     assert "/no/such.json" in line
 
 
-def test_run_with_an_unreachable_llm_is_one_line_and_keeps_the_run_incomplete(tmp_path: Path) -> None:
+def test_run_with_an_unreachable_llm_is_one_line_and_keeps_the_run_incomplete(
+    tmp_path: Path, open_ws: OpenWorkspace
+) -> None:
     ws = tmp_path / "ws"
     result = memtrace(
         "run", "--workspace", ws, "--system", "rag", "--questions", "1", "--llm", "openai",
@@ -174,7 +179,7 @@ def test_run_with_an_unreachable_llm_is_one_line_and_keeps_the_run_incomplete(tm
     *notices, line = result.stderr.strip().splitlines()
     assert "unreachable" in line and "127.0.0.1:9" in line and line.startswith("error:")
     assert notices and all("retry" in notice and "127.0.0.1:9" in notice for notice in notices)
-    (run,) = mt.open(ws).runs()
+    (run,) = open_ws(ws).runs()
     assert run.status == "incomplete" and "unreachable" in run.error
 
 

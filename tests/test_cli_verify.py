@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import memtrace as mt
+from conftest import OpenWorkspace
 from memtrace.attribution.model import load_attributions
 from test_cli import memtrace
 
@@ -17,9 +17,11 @@ def _attributed(tmp_path: Path) -> Path:
     return ws
 
 
-def test_verify_reports_levels_apart_and_honours_limit_run_and_refresh(tmp_path: Path) -> None:
+def test_verify_reports_levels_apart_and_honours_limit_run_and_refresh(
+    tmp_path: Path, open_ws: OpenWorkspace
+) -> None:
     ws = _attributed(tmp_path)
-    attributed = load_attributions(mt.open(ws).store, method="flow")
+    attributed = load_attributions(open_ws(ws).store, method="flow")
     first = memtrace("verify", ws, "--limit", "2", "--json", tmp_path / "v2.json").stdout
     summary = json.loads((tmp_path / "v2.json").read_text())
     assert summary["verified_now"] == 2
@@ -27,7 +29,7 @@ def test_verify_reports_levels_apart_and_honours_limit_run_and_refresh(tmp_path:
     assert "flow-confirmed" in first and "answer-confirmed" in first and "by elimination" in first
     assert "verified share" not in first  # no single number summing levels
 
-    rag = next(r for r in mt.open(ws).runs() if r.system == "rag")
+    rag = next(r for r in open_ws(ws).runs() if r.system == "rag")
     in_rag = [a for a in attributed if a.run_id == rag.id]
     memtrace("verify", ws, "--run", rag.id, "--json", tmp_path / "rag.json")
     scoped = json.loads((tmp_path / "rag.json").read_text())

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memtrace import Workspace
 from memtrace.attribution.methods import method_names, unregister_attributor
 from memtrace.systems.registry import system_names, unregister_system
 
@@ -38,7 +39,10 @@ def test_the_python_blocks_run(path: Path, tmp_path: Path, monkeypatch: pytest.M
     try:
         for number, block in enumerate(blocks, 1):
             exec(compile(block, f"{path.name} block {number}", "exec", dont_inherit=True), namespace)
-    finally:  # what a doc registers is not left for the tests that follow
+    finally:  # what a doc registers or opens is not left for the tests that follow
+        for value in list(namespace.values()):
+            if isinstance(value, Workspace):  # a REPL-style `ws = mt.open(...)`, closed as its session ends
+                value.close()
         for name in set(system_names()) - systems:
             unregister_system(name)
         for name in set(method_names()) - methods:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import memtrace as mt
-from conftest import TwoFrameJournal
+from conftest import OpenWorkspace, TwoFrameJournal
 from memtrace.datasets import NOT_MENTIONED
 from memtrace.datasets.model import Conversation, Question, Session, Turn
 from memtrace.graph import journal as journal_module
@@ -35,7 +35,7 @@ def _record_one_op(workspace: Path, name: str, flush_every: int = 1) -> str:
 
 
 def test_a_reader_opening_right_as_the_journal_appears_sees_a_live_run(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, open_ws: OpenWorkspace
 ) -> None:
     """The moment a journal is visible it is already locked, so a reader never buries a live run."""
     real_rename = os.rename
@@ -51,7 +51,7 @@ def test_a_reader_opening_right_as_the_journal_appears_sees_a_live_run(
     run_id = _record_one_op(workspace, "raced")
     monkeypatch.undo()
     assert seen_by_reader == ["running"]
-    ws = mt.open(workspace)
+    ws = open_ws(workspace)
     assert ws.run(run_id).status == "complete"
     assert ws.store.count("ops", run_id) == 1
 
@@ -61,7 +61,9 @@ def _open_in_a_loop(workspace: str, stop: multiprocessing.synchronize.Event) -> 
         mt.open(workspace).close()
 
 
-def test_no_run_is_lost_to_a_reader_opening_the_workspace_in_a_loop(workspace: Path) -> None:
+def test_no_run_is_lost_to_a_reader_opening_the_workspace_in_a_loop(
+    workspace: Path, open_ws: OpenWorkspace
+) -> None:
     _record_one_op(workspace, "first")
     context = multiprocessing.get_context("spawn")
     stop = context.Event()
@@ -73,7 +75,7 @@ def test_no_run_is_lost_to_a_reader_opening_the_workspace_in_a_loop(workspace: P
         stop.set()
         reader.join(timeout=60)
     assert reader.exitcode == 0
-    ws = mt.open(workspace)
+    ws = open_ws(workspace)
     lost = [
         run_id for run_id in ids if ws.run(run_id).status != "complete" or ws.store.count("ops", run_id) != 1
     ]
@@ -82,7 +84,11 @@ def test_no_run_is_lost_to_a_reader_opening_the_workspace_in_a_loop(workspace: P
 
 @pytest.mark.parametrize("bad_length", [b"\xff" * 8, (1 << 40).to_bytes(8, "little")])
 def test_a_corrupt_frame_length_keeps_the_good_prefix_and_warns_once(
-    workspace: Path, two_frame_journal: TwoFrameJournal, bad_length: bytes, caplog: pytest.LogCaptureFixture
+    workspace: Path,
+    two_frame_journal: TwoFrameJournal,
+    bad_length: bytes,
+    caplog: pytest.LogCaptureFixture,
+    open_ws: OpenWorkspace,
 ) -> None:
     two_frame_journal.overwrite(0, bad_length)
     run_id, good = two_frame_journal.run_id, two_frame_journal.second_frame_at
@@ -96,7 +102,7 @@ def test_a_corrupt_frame_length_keeps_the_good_prefix_and_warns_once(
     assert [record.levelname for record in caplog.records] == ["WARNING"]
     assert run_id in caplog.records[0].getMessage()
     ws.close()
-    assert mt.open(workspace).run(run_id).status == "incomplete"  # opening again stays quiet and works
+    assert open_ws(workspace).run(run_id).status == "incomplete"  # opening again stays quiet and works
 
 
 class CodeRunningPickleDouble:
@@ -181,7 +187,9 @@ def _conversation_with(texts: list[str]) -> Conversation:
 
 @pytest.mark.parametrize("system", ["long_context", "rag", "mem0", "evermemos"])
 @pytest.mark.parametrize("texts", [[], ["the and of", "ok"], [""]], ids=["no-session", "no-facts", "blank"])
-def test_a_system_with_empty_memory_still_answers(tmp_path: Path, system: str, texts: list[str]) -> None:
+def test_a_system_with_empty_memory_still_answers(
+    tmp_path: Path, system: str, texts: list[str], open_ws: OpenWorkspace
+) -> None:
     from memtrace.systems import run_conversation
     from memtrace.systems.registry import system_class
 
@@ -190,7 +198,7 @@ def test_a_system_with_empty_memory_still_answers(tmp_path: Path, system: str, t
     assert case.prediction
     if not texts:
         assert case.prediction == NOT_MENTIONED
-    assert mt.open(tmp_path).run(result.run_id).status == "complete"
+    assert open_ws(tmp_path).run(result.run_id).status == "complete"
 
 
 def test_bm25_over_documents_without_a_single_token_scores_zero() -> None:
@@ -219,7 +227,7 @@ with mt.run(sys.argv[1], name="killed") as run:
 """
 
 
-def test_a_process_killed_mid_run_keeps_what_it_flushed(tmp_path: Path) -> None:
+def test_a_process_killed_mid_run_keeps_what_it_flushed(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     import signal
 
     workspace = tmp_path / "ws"
@@ -236,7 +244,7 @@ def test_a_process_killed_mid_run_keeps_what_it_flushed(tmp_path: Path) -> None:
         live.close()
         recorder.send_signal(signal.SIGKILL)
         recorder.wait(timeout=60)
-    ws = mt.open(workspace)
+    ws = open_ws(workspace)
     (run,) = ws.runs()
     assert run.status == "incomplete" and "ended without closing" in (run.error or "")
     assert ws.store.count("ops", run.id) == 60

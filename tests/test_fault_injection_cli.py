@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import memtrace as mt
+from conftest import OpenWorkspace
 
 
 def _record_one_op(workspace: Path, name: str, flush_every: int = 1) -> str:
@@ -133,7 +134,7 @@ def _unprivileged(*command: str | Path) -> list[str]:
     return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", *map(str, command)]
 
 
-def test_a_read_only_workspace_can_be_inspected(recorded_workspace: Path) -> None:
+def test_a_read_only_workspace_can_be_inspected(recorded_workspace: Path, open_ws: OpenWorkspace) -> None:
     pending = _record_one_op(recorded_workspace, "recorded-after-indexing")  # its journal waits
     for path in [recorded_workspace, *recorded_workspace.rglob("*")]:
         path.chmod(0o555 if path.is_dir() else 0o444)
@@ -151,16 +152,19 @@ def test_a_read_only_workspace_can_be_inspected(recorded_workspace: Path) -> Non
     assert result.returncode == 0 and "small" in result.stdout and "complete" in result.stdout
     assert listing.returncode == 0 and pending in listing.stdout
     assert "read-only" in listing.stderr and len(listing.stderr.strip().splitlines()) == 1
-    assert mt.open(recorded_workspace).run(pending).status == "complete"  # writable again: indexed
+    assert open_ws(recorded_workspace).run(pending).status == "complete"  # writable again: indexed
 
 
+# A real SIGINT, raised in the main thread as the question stage starts. `signal.raise_signal` runs
+# Python's handler before it returns, so KeyboardInterrupt comes out of that line every time; a
+# process-wide `os.kill` may be taken by another thread (the progress bar's refresh thread) and land later,
+# anywhere in the run or after it closed, which made this test flaky under load.
 INTERRUPTING_RUN = """
-import os, signal, sys
+import signal, sys
 import memtrace.systems.runner as runner
-real_answer_questions = runner.answer_questions
 def interrupt_then_answer(*args, **kwargs):
-    os.kill(os.getpid(), signal.SIGINT)
-    return real_answer_questions(*args, **kwargs)
+    signal.raise_signal(signal.SIGINT)
+    sys.exit("the SIGINT did not interrupt the run")
 runner.answer_questions = interrupt_then_answer
 from memtrace.cli.app import main
 sys.argv = ["memtrace", "run", "-w", sys.argv[1], "--system", "rag"]
@@ -174,8 +178,9 @@ def test_ctrl_c_says_which_run_was_kept_as_interrupted(tmp_path: Path) -> None:
         [sys.executable, "-c", INTERRUPTING_RUN, str(workspace)], capture_output=True, text=True, timeout=120
     )
     assert_no_traceback(result)
-    assert result.returncode == 130
-    (run,) = mt.open(workspace).runs()
+    assert result.returncode == 130, result.stderr
+    with mt.open(workspace) as ws:
+        (run,) = ws.runs()
     assert run.status == "incomplete" and "interrupted" in (run.error or "")
     assert [line for line in result.stderr.splitlines() if line.strip()] == [
         f"interrupted; kept as incomplete (interrupted): {run.name} ({run.id})"
@@ -235,7 +240,9 @@ def test_export_without_out_writes_inside_the_current_folder(tmp_path: Path, run
 # -- crashes: all-or-nothing imports, raw HTML ---------------------------------------------------
 
 
-def test_a_folder_import_with_one_bad_file_writes_nothing(recorded_workspace: Path, tmp_path: Path) -> None:
+def test_a_folder_import_with_one_bad_file_writes_nothing(
+    recorded_workspace: Path, tmp_path: Path, open_ws: OpenWorkspace
+) -> None:
     from memtrace.graph.io import load_memtracebench, write_smartcomment
 
     folder = tmp_path / "bench" / "rag"
@@ -246,7 +253,7 @@ def test_a_folder_import_with_one_bad_file_writes_nothing(recorded_workspace: Pa
     target = tmp_path / "target"
     result = memtrace_cli("import", tmp_path / "bench", "-w", target)
     assert_one_error_line(result, "z-bad.json")
-    assert mt.open(target).runs() == []
+    assert open_ws(target).runs() == []
     (folder / "z-bad.json").unlink()
     with mt.open(target) as ws:
         # benchmark runs are named after their split too

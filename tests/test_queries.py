@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,9 @@ from memtrace.graph import GraphQueries, NotFoundError, checkpoints
 
 
 @pytest.fixture(params=["sql", "memory"])
-def graph(request: pytest.FixtureRequest, workspace: Path, small_run: str) -> GraphQueries:
-    ws = mt.open(workspace)
-    return ws.graph(small_run) if request.param == "sql" else ws.view(small_run)
+def graph(request: pytest.FixtureRequest, workspace: Path, small_run: str) -> Iterator[GraphQueries]:
+    with mt.open(workspace) as ws:
+        yield ws.graph(small_run) if request.param == "sql" else ws.view(small_run)
 
 
 def op_named(graph: GraphQueries, name: str) -> str:
@@ -141,16 +142,18 @@ def test_sql_and_memory_views_agree(
                     op.input(f"x{unit}", value)
                 else:
                     op.output(f"x{unit}", value)
-    ws = mt.open(workspace)
-    sql, memory = ws.graph(run.id), ws.view(run.id)
-    last = max(v.seq for v in memory.vars.values()) if memory.vars else 0
-    for seq in range(0, last + 2):
-        assert sql.memory_values_at(seq) == memory.memory_values_at(seq)
-        assert sql.diff(0, seq) == memory.diff(0, seq)
-        assert sql.diff(seq // 2, seq) == memory.diff(seq // 2, seq)
-    for node in [*memory.vars, *memory.ops]:
-        for depth in (1, 3, None):
-            assert sql.ancestors(node, depth) == memory.ancestors(node, depth)
-            assert sql.descendants(node, depth) == memory.descendants(node, depth)
-    for name in sql.memory_units():
-        assert [e.version.id for e in sql.lifecycle(name)] == [e.version.id for e in memory.lifecycle(name)]
+    with mt.open(workspace) as ws:
+        sql, memory = ws.graph(run.id), ws.view(run.id)
+        last = max(v.seq for v in memory.vars.values()) if memory.vars else 0
+        for seq in range(0, last + 2):
+            assert sql.memory_values_at(seq) == memory.memory_values_at(seq)
+            assert sql.diff(0, seq) == memory.diff(0, seq)
+            assert sql.diff(seq // 2, seq) == memory.diff(seq // 2, seq)
+        for node in [*memory.vars, *memory.ops]:
+            for depth in (1, 3, None):
+                assert sql.ancestors(node, depth) == memory.ancestors(node, depth)
+                assert sql.descendants(node, depth) == memory.descendants(node, depth)
+        for name in sql.memory_units():
+            assert [e.version.id for e in sql.lifecycle(name)] == [
+                e.version.id for e in memory.lifecycle(name)
+            ]

@@ -16,17 +16,18 @@ from memtrace.graph.schema import SCHEMA_VERSION
 
 
 def test_new_workspace_is_a_wal_database_at_the_current_schema(workspace: Path) -> None:
-    store = Store(workspace)
-    assert (workspace / "memtrace.db").exists()
-    assert store.schema_version == SCHEMA_VERSION
-    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"runs", "ops", "vars", "edges", "blobs", "cases", "attributions", "annotations"} <= tables
+    with closing(Store(workspace)) as store:
+        assert (workspace / "memtrace.db").exists()
+        assert store.schema_version == SCHEMA_VERSION
+        assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert {"runs", "ops", "vars", "edges", "blobs", "cases", "attributions", "annotations"} <= tables
 
 
 def test_opening_twice_does_not_migrate_again(workspace: Path, small_run: str) -> None:
     Store(workspace).close()
-    assert mt.open(workspace).graph(small_run).var("mem-1@2").name == "mem-1"
+    with mt.open(workspace) as ws:
+        assert ws.graph(small_run).var("mem-1@2").name == "mem-1"
 
 
 def test_a_newer_schema_is_refused_without_touching_it(workspace: Path) -> None:
@@ -73,22 +74,23 @@ def test_opening_a_missing_workspace_for_reading_says_so(tmp_path: Path) -> None
 
 
 def test_runs_resolve_by_id_name_and_prefix(workspace: Path, small_run: str) -> None:
-    ws = mt.open(workspace)
-    assert ws.run(small_run).id == small_run
-    assert ws.run("small").id == small_run
-    assert ws.run(small_run[:6]).id == small_run
-    with pytest.raises(mt.NotFoundError, match="no run"):
-        ws.run("missing")
+    with mt.open(workspace) as ws:
+        assert ws.run(small_run).id == small_run
+        assert ws.run("small").id == small_run
+        assert ws.run(small_run[:6]).id == small_run
+        with pytest.raises(mt.NotFoundError, match="no run"):
+            ws.run("missing")
 
 
 def test_deleting_a_run_removes_its_rows_only(workspace: Path, small_run: str) -> None:
     with mt.run(workspace, name="other") as run, mt.op("a") as op:
         op.output("x", 1)
     other = run.id
-    store = mt.open(workspace).store
-    store.delete_run(small_run)
-    assert [r.id for r in store.runs()] == [other]
-    assert store.count("vars", small_run) == 0 and store.count("vars", other) > 0
+    with mt.open(workspace) as ws:
+        store = ws.store
+        store.delete_run(small_run)
+        assert [r.id for r in store.runs()] == [other]
+        assert store.count("vars", small_run) == 0 and store.count("vars", other) > 0
 
 
 def test_a_version_1_workspace_is_migrated_and_keeps_its_data(workspace: Path) -> None:
@@ -105,33 +107,33 @@ def test_a_version_1_workspace_is_migrated_and_keeps_its_data(workspace: Path) -
     digest, encoding, data = encode_value({"memory": "Caroline moved to Boston"})
     raw.execute("INSERT INTO blobs VALUES (?, ?, ?)", (digest, encoding, data))
     raw.close()
-    store = Store(workspace)
-    assert store.schema_version == SCHEMA_VERSION
-    assert store.blob_value(digest) == {"memory": "Caroline moved to Boston"}
-    tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"journal_state", "memory_checkpoints"} <= tables and "blobs_v2" not in tables
-    columns = {r[1] for r in store.conn.execute("PRAGMA table_info(attributions)")}
-    assert "revised_from" in columns and "pending_prefixes" in tables
-    assert {"flow_confirmed", "answer_confirmed", "verification"} <= columns
-    indexes = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
-    assert "annotations_case" in indexes
+    with closing(Store(workspace)) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        assert store.blob_value(digest) == {"memory": "Caroline moved to Boston"}
+        tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert {"journal_state", "memory_checkpoints"} <= tables and "blobs_v2" not in tables
+        columns = {r[1] for r in store.conn.execute("PRAGMA table_info(attributions)")}
+        assert "revised_from" in columns and "pending_prefixes" in tables
+        assert {"flow_confirmed", "answer_confirmed", "verification"} <= columns
+        indexes = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+        assert "annotations_case" in indexes
 
 
 def test_annotations_are_added_listed_per_case_and_removed(workspace: Path, small_run: str) -> None:
     from memtrace.graph import Annotation
 
-    store = Store(workspace)
-    first = store.add_annotation(
-        Annotation(small_run, "q1", "UpdateError", "update_memory#5", "lost", "ana", 1.0)
-    )
-    second = store.add_annotation(Annotation(small_run, "q2", "JudgeError", None, None, None, 2.0))
-    assert first.id is not None and second.id is not None and first.id != second.id
-    assert [a.case_id for a in store.annotations(small_run)] == ["q1", "q2"]
-    assert store.annotations(small_run, "q1") == [first]
-    assert store.delete_annotation(first.id) and not store.delete_annotation(first.id)
-    assert store.annotations(small_run) == [second]
-    store.delete_run(small_run)
-    assert store.annotations() == []
+    with closing(Store(workspace)) as store:
+        first = store.add_annotation(
+            Annotation(small_run, "q1", "UpdateError", "update_memory#5", "lost", "ana", 1.0)
+        )
+        second = store.add_annotation(Annotation(small_run, "q2", "JudgeError", None, None, None, 2.0))
+        assert first.id is not None and second.id is not None and first.id != second.id
+        assert [a.case_id for a in store.annotations(small_run)] == ["q1", "q2"]
+        assert store.annotations(small_run, "q1") == [first]
+        assert store.delete_annotation(first.id) and not store.delete_annotation(first.id)
+        assert store.annotations(small_run) == [second]
+        store.delete_run(small_run)
+        assert store.annotations() == []
 
 
 def test_two_stores_opening_a_new_workspace_at_once_both_succeed(workspace: Path) -> None:
@@ -139,7 +141,10 @@ def test_two_stores_opening_a_new_workspace_at_once_both_succeed(workspace: Path
 
     with ThreadPoolExecutor(4) as pool:
         stores = list(pool.map(lambda _: Store(workspace), range(4)))
-    assert {s.schema_version for s in stores} == {SCHEMA_VERSION}
+    versions = {s.schema_version for s in stores}
+    for store in stores:
+        store.close()
+    assert versions == {SCHEMA_VERSION}
 
 
 class LockedOnceConnectionDouble:

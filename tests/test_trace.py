@@ -10,14 +10,15 @@ from pathlib import Path
 import pytest
 
 import memtrace as mt
+from conftest import OpenWorkspace
 from memtrace.graph import MEMORY_ENTRY
 
 
-def test_ops_and_versions_get_increasing_seqs(workspace: Path) -> None:
+def test_ops_and_versions_get_increasing_seqs(workspace: Path, open_ws: OpenWorkspace) -> None:
     with mt.run(workspace, name="r") as run, mt.op("step", category="extraction") as op:
         first = op.output("x", 1)
         second = op.output("x", 2)
-    graph = mt.open(workspace).graph(run.id)
+    graph = open_ws(workspace).graph(run.id)
     assert (first, second) == ("x@1", "x@2")
     seqs = [graph.op(op.id).seq, graph.var(first).seq, graph.var(second).seq]
     assert seqs == sorted(seqs) and len(set(seqs)) == 3
@@ -35,18 +36,18 @@ def test_input_reuses_identical_latest_version_and_versions_changes(workspace: P
     assert v3 == "prompt@2"
 
 
-def test_identical_values_share_one_blob(workspace: Path) -> None:
+def test_identical_values_share_one_blob(workspace: Path, open_ws: OpenWorkspace) -> None:
     big = {"memory": "x" * 10_000}
     with mt.run(workspace, name="r"), mt.op("a") as op:
         op.output("a", big)
         op.output("b", big)
-    store = mt.open(workspace).store
+    store = open_ws(workspace).store
     assert store.conn.execute("SELECT COUNT(*) FROM blobs").fetchone()[0] == 1
-    graph = mt.open(workspace).graph("r")
+    graph = open_ws(workspace).graph("r")
     assert graph.value("a@1") == big == graph.value("b@1")
 
 
-def test_non_json_values_are_stored_as_readable_text(workspace: Path) -> None:
+def test_non_json_values_are_stored_as_readable_text(workspace: Path, open_ws: OpenWorkspace) -> None:
     class Fact:
         def __repr__(self) -> str:
             return "Fact(Caroline, Boston)"
@@ -54,13 +55,15 @@ def test_non_json_values_are_stored_as_readable_text(workspace: Path) -> None:
     with mt.run(workspace, name="r"), mt.op("a") as op:
         op.output("fact", Fact())
         op.output("mixed", {"fact": Fact()})
-    graph = mt.open(workspace).graph("r")
+    graph = open_ws(workspace).graph("r")
     assert graph.value("fact@1") == "Fact(Caroline, Boston)"
     assert "Fact(Caroline, Boston)" in graph.value("mixed@1")
 
 
-def test_memory_lifecycle_records_create_update_delete(workspace: Path, small_run: str) -> None:
-    graph = mt.open(workspace).graph(small_run)
+def test_memory_lifecycle_records_create_update_delete(
+    workspace: Path, small_run: str, open_ws: OpenWorkspace
+) -> None:
+    graph = open_ws(workspace).graph(small_run)
     life = graph.lifecycle("mem-1")
     assert [e.change for e in life] == ["create", "update"]
     assert [e.op.name for e in life] == ["extract_facts", "update_memory"]
@@ -83,7 +86,9 @@ def test_memory_unit_misuse_is_refused(workspace: Path) -> None:
             unit.delete(by=op)
 
 
-def test_in_place_mutation_becomes_a_new_version_linked_to_the_old(workspace: Path) -> None:
+def test_in_place_mutation_becomes_a_new_version_linked_to_the_old(
+    workspace: Path, open_ws: OpenWorkspace
+) -> None:
     buffer: list[str] = []
     with mt.run(workspace, name="r"):
         mt.track(buffer, "buffer")
@@ -93,7 +98,7 @@ def test_in_place_mutation_becomes_a_new_version_linked_to_the_old(workspace: Pa
         with mt.op("append") as op:
             buffer.append("world")
             second = op.mutated(buffer)
-    graph = mt.open(workspace).graph("r")
+    graph = open_ws(workspace).graph("r")
     assert graph.value(first) == ["hello"] and graph.value(second) == ["hello", "world"]
     assert first in [v.id for v in graph.inputs(graph.producers(second)[0].id)]
 
@@ -103,19 +108,21 @@ def test_mutation_without_a_name_explains_itself(workspace: Path) -> None:
         op.mutated([])
 
 
-def test_nested_operations_record_their_parent(workspace: Path) -> None:
+def test_nested_operations_record_their_parent(workspace: Path, open_ws: OpenWorkspace) -> None:
     with (
         mt.run(workspace, name="r"),
         mt.op("extract_facts", category="extraction") as outer,
         mt.op("llm.chat", category="llm") as inner,
     ):
         pass
-    graph = mt.open(workspace).graph("r")
+    graph = open_ws(workspace).graph("r")
     assert graph.op(inner.id).parent_op == outer.id
     assert [o.id for o in graph.children(outer.id)] == [inner.id]
 
 
-def test_traced_decorator_records_arguments_and_links_earlier_results(workspace: Path) -> None:
+def test_traced_decorator_records_arguments_and_links_earlier_results(
+    workspace: Path, open_ws: OpenWorkspace
+) -> None:
     @mt.traced(category="extraction")
     def extract(text: str) -> list[str]:
         return [text.upper()]
@@ -127,14 +134,14 @@ def test_traced_decorator_records_arguments_and_links_earlier_results(workspace:
     with mt.run(workspace, name="r"):
         facts = extract("caroline moved")
         store_facts(facts, limit=2)
-    graph = mt.open(workspace).graph("r")
+    graph = open_ws(workspace).graph("r")
     (store_op,) = [o for o in graph.ops_by_category("update")]
     inputs = {v.name: graph.value(v.id) for v in graph.inputs(store_op.id)}
     assert inputs == {"extract.return": ["CAROLINE MOVED"], "store_facts.limit": 2}
     assert any(n.id.startswith("extract#") for n in graph.ancestors(store_op.id))
 
 
-def test_traced_async_function(workspace: Path) -> None:
+def test_traced_async_function(workspace: Path, open_ws: OpenWorkspace) -> None:
     @mt.traced(category="retrieval")
     async def search(query: str) -> list[str]:
         await asyncio.sleep(0)
@@ -145,7 +152,7 @@ def test_traced_async_function(workspace: Path) -> None:
             await search("boston")
 
     asyncio.run(main())
-    graph = mt.open(workspace).graph("r")
+    graph = open_ws(workspace).graph("r")
     (op,) = graph.ops_by_category("retrieval")
     assert [graph.value(v.id) for v in graph.outputs(op.id)] == [["boston"]]
 
@@ -172,13 +179,15 @@ def test_disabled_or_without_run_records_nothing(workspace: Path) -> None:
     assert not workspace.exists()
 
 
-def test_exception_keeps_recorded_data_and_marks_run_incomplete(workspace: Path) -> None:
+def test_exception_keeps_recorded_data_and_marks_run_incomplete(
+    workspace: Path, open_ws: OpenWorkspace
+) -> None:
     with pytest.raises(RuntimeError), mt.run(workspace, name="r") as run:
         with mt.op("good") as op:
             op.output("kept", "value")
         with mt.op("bad"):
             raise RuntimeError("endpoint unreachable")
-    ws = mt.open(workspace)
+    ws = open_ws(workspace)
     recorded = ws.run(run.id)
     assert recorded.status == "incomplete"
     assert "RuntimeError: endpoint unreachable" in recorded.error
@@ -187,25 +196,27 @@ def test_exception_keeps_recorded_data_and_marks_run_incomplete(workspace: Path)
     assert graph.op("bad#3").status == "error"
 
 
-def test_keyboard_interrupt_marks_run_interrupted(workspace: Path) -> None:
+def test_keyboard_interrupt_marks_run_interrupted(workspace: Path, open_ws: OpenWorkspace) -> None:
     with pytest.raises(KeyboardInterrupt), mt.run(workspace, name="r") as run, mt.op("a") as op:
         op.output("x", 1)
         raise KeyboardInterrupt
-    recorded = mt.open(workspace).run(run.id)
+    recorded = open_ws(workspace).run(run.id)
     assert recorded.status == "incomplete" and "interrupted" in recorded.error
-    assert mt.open(workspace).graph(run.id).value("x@1") == 1
+    assert open_ws(workspace).graph(run.id).value("x@1") == 1
 
 
-def test_batches_are_flushed_before_the_run_ends(workspace: Path) -> None:
+def test_batches_are_flushed_before_the_run_ends(workspace: Path, open_ws: OpenWorkspace) -> None:
     with mt.run(workspace, name="r") as run:
         run.flush_every = 10
         for i in range(20):
             with mt.op("a") as op:
                 op.output("x", i)
-        assert mt.open(workspace).store.count("vars", run.id) >= 10
+        assert open_ws(workspace).store.count("vars", run.id) >= 10
 
 
-def test_threads_record_concurrently_with_unique_ordered_seqs(workspace: Path) -> None:
+def test_threads_record_concurrently_with_unique_ordered_seqs(
+    workspace: Path, open_ws: OpenWorkspace
+) -> None:
     def work(i: int) -> None:
         for j in range(50):
             with mt.op(f"worker{i}") as op:
@@ -214,7 +225,7 @@ def test_threads_record_concurrently_with_unique_ordered_seqs(workspace: Path) -
 
     with mt.run(workspace, name="r") as run, ThreadPoolExecutor(max_workers=8) as pool:
         list(pool.map(work, range(8)))
-    graph = mt.open(workspace).view(run.id)
+    graph = open_ws(workspace).view(run.id)
     seqs = [o.seq for o in graph.ops.values()] + [v.seq for v in graph.vars.values()]
     assert len(seqs) == len(set(seqs)) == 8 * 50 * 3
     for i in range(8):
@@ -226,7 +237,7 @@ def test_threads_record_concurrently_with_unique_ordered_seqs(workspace: Path) -
             assert out.seq > op.seq
 
 
-def test_asyncio_tasks_keep_their_own_current_operation(workspace: Path) -> None:
+def test_asyncio_tasks_keep_their_own_current_operation(workspace: Path, open_ws: OpenWorkspace) -> None:
     async def case(i: int) -> None:
         with mt.op(f"case{i}", category="response") as outer:
             await asyncio.sleep(0.001 * (3 - i % 3))
@@ -241,7 +252,7 @@ def test_asyncio_tasks_keep_their_own_current_operation(workspace: Path) -> None
             return run.id
 
     run_id = asyncio.run(main())
-    graph = mt.open(workspace).view(run_id)
+    graph = open_ws(workspace).view(run_id)
     for op in graph.ops.values():
         if op.name == "llm.chat":
             parent = graph.op(op.parent_op)
@@ -249,7 +260,9 @@ def test_asyncio_tasks_keep_their_own_current_operation(workspace: Path) -> None
             assert out.name == f"resp{parent.name.removeprefix('case')}"
 
 
-def test_propagate_carries_the_current_operation_into_threads(workspace: Path) -> None:
+def test_propagate_carries_the_current_operation_into_threads(
+    workspace: Path, open_ws: OpenWorkspace
+) -> None:
     seen: list[str | None] = []
 
     def worker() -> None:
@@ -260,18 +273,18 @@ def test_propagate_carries_the_current_operation_into_threads(workspace: Path) -
         thread = threading.Thread(target=mt.propagate(worker))
         thread.start()
         thread.join()
-    graph = mt.open(workspace).graph("r")
+    graph = open_ws(workspace).graph("r")
     assert graph.op(seen[0]).parent_op == parent.id
 
 
-def test_capture_source_records_file_and_line(workspace: Path) -> None:
+def test_capture_source_records_file_and_line(workspace: Path, open_ws: OpenWorkspace) -> None:
     with mt.run(workspace, name="r", capture_source=True), mt.op("a") as op:
         pass
-    source = mt.open(workspace).graph("r").op(op.id).metadata["source"]
+    source = open_ws(workspace).graph("r").op(op.id).metadata["source"]
     assert source.startswith(__file__) and source.split(":")[-1].isdigit()
 
 
-def test_cases_record_prediction_and_verdict(workspace: Path, small_run: str) -> None:
-    (case,) = mt.open(workspace).cases(small_run)
+def test_cases_record_prediction_and_verdict(workspace: Path, small_run: str, open_ws: OpenWorkspace) -> None:
+    (case,) = open_ws(workspace).cases(small_run)
     assert case.gold == ["Boston"] and case.prediction == "Paris" and case.failed
     assert case.evidence == ["D1:1"] and case.prediction_var == "prediction@1"

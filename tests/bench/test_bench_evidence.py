@@ -9,6 +9,7 @@ import pytest
 from rich.console import Console
 
 import memtrace as mt
+from conftest import OpenWorkspace
 from memtrace.attribution.evidence import locate_evidence
 from memtrace.bench.evidence import evidence_recall
 from memtrace.cli.bench_cmd import evidence_command
@@ -44,7 +45,7 @@ def row(result: dict, method: str, mode: str = "question+answer") -> dict:
     return next(r for r in result["results"] if r["method"] == method and r["query_mode"] == mode)
 
 
-def test_recall_at_k_by_hand(tmp_path: Path) -> None:
+def test_recall_at_k_by_hand(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     record(tmp_path / "ws")
     result = evidence_recall(tmp_path / "ws", k=1, methods=["bm25"], query_modes=["question+answer"])
     assert result["runs"] == 1 and result["cases"] == 3
@@ -54,7 +55,7 @@ def test_recall_at_k_by_hand(tmp_path: Path) -> None:
     assert bm25["macro"] == pytest.approx((1 + 1 / 3 + 0) / 3)
     assert bm25["micro"] == pytest.approx(2 / 5)
     assert (bm25["found"], bm25["gold"], bm25["cases"]) == (2, 5, 3)
-    failed = evidence_recall(mt.open(tmp_path / "ws"), k=1, methods=["bm25"], failed_only=True)
+    failed = evidence_recall(open_ws(tmp_path / "ws"), k=1, methods=["bm25"], failed_only=True)
     assert row(failed, "bm25")["macro"] == pytest.approx((1 + 1 / 3) / 2)  # c3 was answered right
     assert row(failed, "bm25")["micro"] == pytest.approx(2 / 4)
     everything = evidence_recall(tmp_path / "ws", k=8, methods=["bm25", "dense,hybrid"])

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import memtrace as mt
+from conftest import OpenWorkspace
 from memtrace.bench.memtracebench import evaluate_memtracebench
 from memtrace.graph.io import export_smartcomment
 
@@ -27,25 +28,25 @@ def write_benchmark(root: Path, workspace: Path) -> Path:
     bench = root / "bench"
     for fault, (error_type, op_name) in FAULTS.items():
         run_id = build(workspace / fault, fault)
-        ws = mt.open(workspace / fault)
-        graph = ws.graph(run_id)
-        (case,) = ws.cases(run_id)
-        ops = [o for o in ws.store.ops(run_id) if o.name == op_name]
-        gold_op = ops[-1].id
-        data = export_smartcomment(ws.store, run_id)
-        data["data"]["annotations"] = [
-            {
-                "query_id": case.id,
-                "query": case.question,
-                "golden_answers": case.gold,
-                "golden_answers_id": None,
-                "prediction": case.prediction,
-                "prediction_id": case.prediction_var,
-                "source_evidence_ids": [graph.versions(e)[-1].id for e in case.evidence],
-                "final_error_type": error_type,
-                "final_op_id": gold_op,
-            }
-        ]
+        with mt.open(workspace / fault) as ws:
+            graph = ws.graph(run_id)
+            (case,) = ws.cases(run_id)
+            ops = [o for o in ws.store.ops(run_id) if o.name == op_name]
+            gold_op = ops[-1].id
+            data = export_smartcomment(ws.store, run_id)
+            data["data"]["annotations"] = [
+                {
+                    "query_id": case.id,
+                    "query": case.question,
+                    "golden_answers": case.gold,
+                    "golden_answers_id": None,
+                    "prediction": case.prediction,
+                    "prediction_id": case.prediction_var,
+                    "source_evidence_ids": [graph.versions(e)[-1].id for e in case.evidence],
+                    "final_error_type": error_type,
+                    "final_op_id": gold_op,
+                }
+            ]
         split = "toy-a" if fault in ("extraction", "update") else "toy-b"
         (bench / split).mkdir(parents=True, exist_ok=True)
         (bench / split / f"{fault}.json").write_text(json.dumps(data))
@@ -84,7 +85,9 @@ def test_cli_prints_the_tables_and_writes_json(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "r.json").read_text())["all"]["cases"] == 5
 
 
-def test_scorer_and_evidence_are_honoured_and_each_case_is_listed_and_stored(tmp_path: Path) -> None:
+def test_scorer_and_evidence_are_honoured_and_each_case_is_listed_and_stored(
+    tmp_path: Path, open_ws: OpenWorkspace
+) -> None:
     from memtrace.attribution.model import load_attributions
 
     bench = write_benchmark(tmp_path, tmp_path / "runs")
@@ -98,7 +101,7 @@ def test_scorer_and_evidence_are_honoured_and_each_case_is_listed_and_stored(tmp
     for row in result["cases"]:
         assert row["op_correct"] == (row["predicted_op"] == row["gold_op"]) and row["explanation"]
     assert sum(r["type_correct"] for r in result["cases"]) == round(result["all"]["type_accuracy"] * 5)
-    stored = load_attributions(mt.open(workspace).store, method="flow")
+    stored = load_attributions(open_ws(workspace).store, method="flow")
     assert {(a.run_id, a.case_id) for a in stored} == {(r["run"], r["case"]) for r in result["cases"]}
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import memtrace as mt
+from conftest import OpenWorkspace
 from memtrace.eval import (
     JUDGE_SCHEMA,
     F1Judge,
@@ -125,11 +126,11 @@ def test_llm_judge_tells_the_model_when_a_question_is_unanswerable() -> None:
     assert "unanswerable" in user and "Jon\n" not in user.split("Predicted")[0]
 
 
-def test_the_llm_judge_is_recorded_as_an_evaluation_op(tmp_path: Path) -> None:
+def test_the_llm_judge_is_recorded_as_an_evaluation_op(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     client = FakeChatClientDouble(json_reply(False, "Paris is not Boston"))
     with mt.run(tmp_path, name="judged") as run:
         verdict = LLMJudge(client).judge(QUESTION, "Boston", "Paris")
-    graph = mt.open(tmp_path).graph(run.id)
+    graph = open_ws(tmp_path).graph(run.id)
     (judge_op,) = graph.ops_by_category("evaluation")
     assert judge_op.name == "judge" and judge_op.status == "ok"
     assert judge_op.metadata["method"] == "llm" and judge_op.metadata["correct"] is False
@@ -143,12 +144,12 @@ def test_the_llm_judge_is_recorded_as_an_evaluation_op(tmp_path: Path) -> None:
     assert llm_op.parent_op == judge_op.id  # the model call nests inside the judge
 
 
-def test_a_recorded_prediction_is_linked_instead_of_copied(tmp_path: Path) -> None:
+def test_a_recorded_prediction_is_linked_instead_of_copied(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     with mt.run(tmp_path, name="linked") as run:
         with mt.op("answer", category="response") as op:
             prediction_var = op.output("prediction", "Boston", category="prediction")
         F1Judge().judge(QUESTION, "Boston", "Boston", prediction_var=prediction_var)
-    graph = mt.open(tmp_path).graph(run.id)
+    graph = open_ws(tmp_path).graph(run.id)
     (judge_op,) = graph.ops_by_category("evaluation")
     assert prediction_var in [v.id for v in graph.inputs(judge_op.id)]
     assert [o.name for o in graph.producers(prediction_var)] == ["answer"]
@@ -172,11 +173,13 @@ def test_a_malformed_reply_is_retried_with_a_format_reminder() -> None:
     assert "required format" in retry[-1]["content"]
 
 
-def test_persistently_malformed_output_raises_and_the_op_records_the_error(tmp_path: Path) -> None:
+def test_persistently_malformed_output_raises_and_the_op_records_the_error(
+    tmp_path: Path, open_ws: OpenWorkspace
+) -> None:
     client = FakeChatClientDouble(ReplyDouble("maybe"), ReplyDouble('{"verdict": "dunno"}'))
     with mt.run(tmp_path, name="broken") as run, pytest.raises(JudgeOutputError, match="dunno"):
         LLMJudge(client).judge(QUESTION, "Boston", "Boston")
-    (judge_op,) = mt.open(tmp_path).graph(run.id).ops_by_category("evaluation")
+    (judge_op,) = open_ws(tmp_path).graph(run.id).ops_by_category("evaluation")
     assert judge_op.status == "error" and "JudgeOutputError" in judge_op.metadata["error"]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import memtrace as mt
+from conftest import OpenWorkspace
 from memtrace.eval import F1Judge, make_judge
 from memtrace.eval.strict import StrictJudge, date_spans
 
@@ -52,14 +53,16 @@ def test_relative_dates_resolve_to_the_days_they_name() -> None:
     assert sunday.first.isoformat() == "2023-05-21" and sunday.first.weekday() == 6
 
 
-def test_auto_without_a_model_is_strict_and_records_its_verdict(tmp_path: object) -> None:
+def test_auto_without_a_model_is_strict_and_records_its_verdict(
+    tmp_path: object, open_ws: OpenWorkspace
+) -> None:
     judge = make_judge()
     assert isinstance(judge, StrictJudge) and isinstance(make_judge("strict"), StrictJudge)
     with pytest.raises(ValueError, match="strict"):
         make_judge("nope")
     with mt.run(tmp_path, name="judged") as run:
         verdict = judge.judge("When?", ["7 May 2023"], "May 2023", category=2)
-    graph = mt.open(tmp_path).graph(run.id)
+    graph = open_ws(tmp_path).graph(run.id)
     (op,) = graph.ops_by_category("evaluation")
     assert op.metadata["judge"] == "strict" and op.metadata["correct"] is verdict.correct is False
 

@@ -12,11 +12,13 @@ are near and every similarity is non-negative (mem0 2.x drops hits under a 0.1 t
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import math
 import os
 import re
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -24,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 # mem0 reads MEM0_DIR and MEM0_TELEMETRY once, at import (else it writes ~/.mem0/config.json): the
-# test modules import this one before mem0.
+# test modules import this one before mem0. The folder goes when the test process ends.
 if "mem0" not in sys.modules:
     os.environ["MEM0_TELEMETRY"] = "False"
     os.environ["MEM0_DIR"] = tempfile.mkdtemp(prefix="memtrace-test-mem0-home-")
+    atexit.register(shutil.rmtree, os.environ["MEM0_DIR"], ignore_errors=True)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "llm"))
 
 from llmhelpers import Reply, ScriptedOpenAIServer

@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
+from conftest import is_closed, run_cli_in_process
 from memtrace.cli import app as cli_app
 from memtrace.datasets import sample_conversation
 from memtrace.llm import LLMError, make_client
+from memtrace.llm.cache import LLMCache
 from memtrace.optimize import OptimizeResult, history_paths, optimize
 from memtrace.optimize.evaluate import Evaluator
 from memtrace.systems.long_context import LongContext
@@ -244,7 +246,7 @@ def _judge_says_correct(body: dict[str, Any]) -> Reply:
 
 
 def test_no_failures_to_learn_from_is_said_and_ends_the_rounds(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, opened_llm_caches: list[LLMCache]
 ) -> None:
     with ScriptedOpenAIServer(default=_judge_says_correct) as server:
         args = ["memtrace", "optimize", "-w", str(tmp_path), "--system", "rag", "--llm", "openai"]
@@ -262,3 +264,17 @@ def test_no_failures_to_learn_from_is_said_and_ends_the_rounds(
     history = json.loads((tmp_path / "optimize-history-rag.json").read_text())
     [round_one] = history["rounds"]
     assert round_one["decision"].startswith("no failures to learn from") and not round_one["proposals"]
+    assert len(opened_llm_caches) == 1 and is_closed(opened_llm_caches[0])  # the model client was closed
+
+
+def test_a_bad_judge_flag_still_closes_the_model_client(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], opened_llm_caches: list[LLMCache]
+) -> None:
+    # the model client is made before the judge flags are read: refusing them must not leak it
+    with ScriptedOpenAIServer(default=_judge_says_correct) as server:
+        code, _, err = run_cli_in_process(
+            capsys, "optimize", "-w", tmp_path, "--system", "rag", "--llm", "openai", "--model", "m",
+            "--base-url", server.url, "--judge", "nope",
+        )  # fmt: skip
+    assert code == 1 and "unknown --judge 'nope'" in err
+    assert len(opened_llm_caches) == 1 and is_closed(opened_llm_caches[0])

@@ -15,7 +15,7 @@ from opentelemetry.trace import SpanKind
 from otel_pipeline import record_memory_pipeline
 
 import memtrace as mt
-from conftest import run_cli_in_process
+from conftest import OpenWorkspace, run_cli_in_process
 from memtrace.graph import FormatError, Workspace
 from memtrace.graph.io._otlp_wire import read_otlp_file
 from memtrace.graph.io.otel import run_spans, write_otlp_file
@@ -53,7 +53,9 @@ def test_memory_records_become_units_and_a_search_reads_what_it_returned(tmp_pat
     [(False, "RetrievalError", "search_memory#"), (True, "ExtractionError", "chat#")],
     ids=["search-missed-it", "extraction-dropped-it"],
 )
-def test_attribution_blames_the_faulty_span(tmp_path: Path, drop: bool, error_type: str, blamed: str) -> None:
+def test_attribution_blames_the_faulty_span(
+    tmp_path: Path, drop: bool, error_type: str, blamed: str, open_ws: OpenWorkspace
+) -> None:
     source = tmp_path / "their.pb"
     source.write_bytes(encode_spans(foreign_spans(extraction_drops_boston=drop)).SerializeToString())
     with Workspace(tmp_path / "ws", create=True) as ws:
@@ -64,7 +66,7 @@ def test_attribution_blames_the_faulty_span(tmp_path: Path, drop: bool, error_ty
         assert case.gold == ["Boston"] and case.verdict == "wrong"
         units = ws.view(run.id).memory_units()
     assert ("rec-boston" in units) is not drop
-    (result,) = mt.attribute(mt.open(tmp_path / "ws"), "flow")
+    (result,) = mt.attribute(open_ws(tmp_path / "ws"), "flow")
     assert result.error_type == error_type, result.explanation
     assert result.op_id is not None and result.op_id.startswith(blamed)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
-import socket
 import subprocess
 import sys
 import urllib.error
@@ -20,6 +20,7 @@ from foreign_trace import QUESTION, foreign_spans
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace.export import SpanExportResult
 
+from conftest import OutputLines, stop_process
 from memtrace.graph import Workspace
 from memtrace.graph.io.otel import otlp_json
 from memtrace.graph.io.otel_receiver import OtlpReceiver
@@ -65,35 +66,36 @@ def test_otlp_json_bodies_are_accepted_and_garbage_is_refused(receiver: OtlpRece
     )
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(garbage, timeout=5)
+    refused.value.close()  # the error is the refused response: it holds the connection open
     assert refused.value.code == 400
     assert len(receiver.store.runs()) == 1
 
 
 def test_the_cli_receiver_imports_until_interrupted(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    # Port 0: the receiver binds a free port itself and prints it (a port probed here could be taken
+    # by another process before the child binds it). Every wait is for a line, with a deadline.
     command = [sys.executable, "-c", "from memtrace.cli.app import main; main()"]
-    args = ["import", str(tmp_path / "ws"), "--format", "otlp", "--listen", f"127.0.0.1:{port}"]
+    args = ["import", str(tmp_path / "ws"), "--format", "otlp", "--listen", "127.0.0.1:0"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
-    server = subprocess.Popen(
-        [*command, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    )
-    try:
+    with subprocess.Popen(
+        [*command, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    ) as server:
         assert server.stdout is not None
-        assert "receiving OTLP/HTTP traces at" in server.stdout.readline()
-        exporter = OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces", timeout=10)
-        assert exporter.export(foreign_spans()) is SpanExportResult.SUCCESS
-        exporter.shutdown()
-        assert server.stdout.readline().startswith("imported otel-")
-        server.send_signal(signal.SIGINT)
-        out, err = server.communicate(timeout=30)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-    assert server.returncode == 0, err
-    assert "stopped after 1 request(s)" in out
+        output = OutputLines(server.stdout)
+        try:
+            ready = output.wait_for("receiving OTLP/HTTP traces at")
+            endpoint = re.search(r"http://127\.0\.0\.1:\d+/v1/traces", ready)
+            assert endpoint, ready
+            exporter = OTLPSpanExporter(endpoint=endpoint.group(0), timeout=60)
+            assert exporter.export(foreign_spans()) is SpanExportResult.SUCCESS
+            exporter.shutdown()
+            output.wait_for("imported otel-")  # printed before the reply: the import is stored
+            server.send_signal(signal.SIGINT)
+        finally:
+            stop_process(server)
+        rest = output.rest()
+    assert server.returncode == 0, rest
+    assert "stopped after 1 request(s)" in rest
     with Workspace(tmp_path / "ws") as ws:
         (run,) = ws.runs()
         assert ws.cases(run.id)[0].question == QUESTION

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import memtrace as mt
+from conftest import OpenWorkspace
 from memtrace.datasets import Conversation, Question, Session, Turn
 from memtrace.systems import run_conversation
 from memtrace.systems.evermemos import EverMemOSSystem
@@ -28,9 +28,11 @@ def multi_line_conversation() -> Conversation:
 
 
 @pytest.mark.parametrize("system", [LongContext, RAGSystem])
-def test_every_line_of_a_multi_line_message_keeps_its_tag(tmp_path: Path, system: type) -> None:
+def test_every_line_of_a_multi_line_message_keeps_its_tag(
+    tmp_path: Path, system: type, open_ws: OpenWorkspace
+) -> None:
     result = run_conversation(system(), multi_line_conversation(), tmp_path)
-    graph = mt.open(tmp_path).graph(result.run_id)
+    graph = open_ws(tmp_path).graph(result.run_id)
     memory = [graph.value(graph.versions(u)[-1].id) for u in graph.memory_units()]
     lines = [line for value in memory for item in (value if isinstance(value, list) else [value])
              for line in item.split("\n")]  # fmt: skip
@@ -40,17 +42,17 @@ def test_every_line_of_a_multi_line_message_keeps_its_tag(tmp_path: Path, system
     assert len(stamps) == 2 and all(untag(line)[1].strip() != "[said on 8 May 2023]" for line in stamps)
 
 
-def test_evermemos_buffers_every_line_with_its_tag(tmp_path: Path) -> None:
+def test_evermemos_buffers_every_line_with_its_tag(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     result = run_conversation(EverMemOSSystem(), multi_line_conversation(), tmp_path)
-    graph = mt.open(tmp_path).graph(result.run_id)
+    graph = open_ws(tmp_path).graph(result.run_id)
     buffers = [graph.value(v.id) for v in graph.versions("message_buffer")]
     lines = [line for buffer in buffers for entry in buffer for line in entry.split("\n")]
     assert lines and all(untag(line)[0] in ("D1:1", "D1:2") for line in lines)
 
 
-def test_mem0_answer_context_keeps_each_memorys_sources(tmp_path: Path) -> None:
+def test_mem0_answer_context_keeps_each_memorys_sources(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     result = run_conversation(Mem0System(), multi_line_conversation(), tmp_path)
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     graph = ws.graph(result.run_id)
     (case,) = ws.cases(result.run_id)
     answer = graph.producers(case.prediction_var)[-1]
@@ -65,11 +67,11 @@ def test_mem0_answer_context_keeps_each_memorys_sources(tmp_path: Path) -> None:
         assert text and not text.startswith("[")
 
 
-def test_evermemos_answer_context_keeps_each_memorys_sources(tmp_path: Path) -> None:
+def test_evermemos_answer_context_keeps_each_memorys_sources(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     from memtrace.datasets import sample_conversation
 
     result = run_conversation(EverMemOSSystem(), sample_conversation(0), tmp_path)
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     graph = ws.graph(result.run_id)
     case = ws.cases(result.run_id)[0]
     answer = graph.producers(case.prediction_var)[-1]

@@ -23,6 +23,7 @@ from .llm_options import (
     RetriesOption,
     TimeoutOption,
     choose_judge,
+    closing_client,
     probe_judge,
 )
 from .run_cmd import parse_overrides
@@ -81,18 +82,19 @@ def optimize(
     if system is None:
         raise CommandLineError(f"missing option --system ({', '.join(system_names())})")
     limits = LLMLimits(timeout, retries, max_tokens)
-    client = cli._llm_client(llm, model, base_url, workspace, limits)
-    choice = choose_judge(
-        judge,
-        client,
-        model=model,
-        base_url=base_url,
-        judge_model=judge_model,
-        judge_base_url=judge_base_url,
-        workspace=workspace,
-        limits=limits,
-    )
-    with choice:
+    with (
+        closing_client(cli._llm_client(llm, model, base_url, workspace, limits)) as client,
+        choose_judge(
+            judge,
+            client,
+            model=model,
+            base_url=base_url,
+            judge_model=judge_model,
+            judge_base_url=judge_base_url,
+            workspace=workspace,
+            limits=limits,
+        ) as choice,
+    ):
         with cli._progress() as progress:
             task = progress.add_task("optimising", total=None)
 
