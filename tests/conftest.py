@@ -51,22 +51,11 @@ def locomo_dev() -> Path:
     return path
 
 
-# pyproject.toml makes an unclosed resource (ResourceWarning) fail the suite. The tests in these
-# folders still leave workspaces open (tests/attribution/ is the lead's, issue 10): there it stays a
-# warning, and their garbage is collected as the run leaves the folder so no later test is blamed.
-# Remove a folder from here once its tests close what they open.
-LEAKS_TOLERATED_IN = ("tests/attribution/",)
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that needs the LoCoMo file, so `-m "not locomo"` leaves them all out; let the
-    folders above warn about unclosed resources instead of failing."""
+    """Mark every test that needs the LoCoMo file, so `-m "not locomo"` leaves them all out."""
     for item in items:
         if "locomo_dev" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.locomo)
-        if item.nodeid.startswith(LEAKS_TOLERATED_IN):
-            item.add_marker(pytest.mark.filterwarnings("default::ResourceWarning"))
-            item.add_marker(pytest.mark.filterwarnings("default::pytest.PytestUnraisableExceptionWarning"))
     if any(item.nodeid.startswith("tests/mem0ai/") for item in items):
         absorb_qdrant_thread_probe()
 
@@ -85,16 +74,6 @@ def absorb_qdrant_thread_probe() -> None:
     with tempfile.TemporaryDirectory(prefix="memtrace-test-qdrant-") as folder, warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
         CollectionPersistence(folder).close()
-        gc.collect()
-
-
-@pytest.hookimpl(trylast=True)  # after the fixtures' finalizers, before pytest reads unraisable warnings
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """Leaving a folder whose leaks are tolerated, collect its garbage there: an unclosed SQLite
-    connection is freed only by the cycle collector (its statement cache refers back to it), which
-    would otherwise fail whichever test runs when it next collects."""
-    leaving = nextitem is None or not nextitem.nodeid.startswith(LEAKS_TOLERATED_IN)
-    if item.nodeid.startswith(LEAKS_TOLERATED_IN) and leaving:
         gc.collect()
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import memtrace as mt
+from conftest import OpenWorkspace
 from memtrace.attribution.evidence import (
     EvidenceLocator,
     build_query,
@@ -59,13 +61,14 @@ def record(workspace: Path, cases: list[dict], *, extra: bool = True) -> str:
 
 
 @pytest.fixture
-def toy(tmp_path: Path) -> tuple[mt.Workspace, str]:
+def toy(tmp_path: Path) -> Iterator[tuple[mt.Workspace, str]]:
     cases = [
         {"id": "dog", "question": "What is the name of Alice's dog?", "gold": ["Rex"], "evidence": ["D1:1"]},
         {"id": "none", "question": "Where did Alice move?", "gold": ["Lisbon"]},
     ]
     run_id = record(tmp_path / "ws", cases)
-    return mt.open(tmp_path / "ws"), run_id
+    with mt.open(tmp_path / "ws") as ws:
+        yield ws, run_id
 
 
 def case_of(ws: mt.Workspace, run_id: str, case_id: str) -> Case:
@@ -98,10 +101,12 @@ def test_message_text_unquotes_imported_values() -> None:
     assert message_text(None) == ""
 
 
-def test_gold_resolution_by_name_and_full_id_reports_unresolved(tmp_path: Path) -> None:
+def test_gold_resolution_by_name_and_full_id_reports_unresolved(
+    tmp_path: Path, open_ws: OpenWorkspace
+) -> None:
     evidence = ["D1:3", "D1:3@1", "D1:1@1", "D9:9", "D1:3", "question", "D1:2@7"]
     run_id = record(tmp_path, [{"id": "c", "question": "q?", "gold": ["x"], "evidence": evidence}])
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     ev = locate_evidence(ws.view(run_id), case_of(ws, run_id, "c"))
     assert ev.source == "gold"
     assert ev.ids == ["D1:3@2", "D1:3@1", "D1:1@1"]  # a bare name is its latest version; full ids stay
@@ -114,10 +119,12 @@ def test_gold_resolution_by_name_and_full_id_reports_unresolved(tmp_path: Path) 
     assert "versions" not in ev.to_dict() and ev.to_dict()["unresolved"] == ev.unresolved
 
 
-def test_auto_falls_back_to_retrieval_and_still_reports_unresolved(tmp_path: Path) -> None:
+def test_auto_falls_back_to_retrieval_and_still_reports_unresolved(
+    tmp_path: Path, open_ws: OpenWorkspace
+) -> None:
     spec = {"id": "c", "question": "What is Alice's dog called?", "gold": ["Rex"], "evidence": ["D7:7"]}
     run_id = record(tmp_path, [spec])
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     graph = ws.view(run_id)
     case = case_of(ws, run_id, "c")
     ev = locate_evidence(graph, case)
@@ -157,7 +164,7 @@ def test_hybrid_fuses_by_rrf_with_double_candidates(toy) -> None:
     assert hits[0][0].name == "D1:3" and hits[0][1] == pytest.approx(2 / 61)  # rank 1 in both
 
 
-def test_query_modes_change_what_is_found(tmp_path: Path) -> None:
+def test_query_modes_change_what_is_found(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     spec = {
         "id": "trip",
         "question": "Where did Alice travel on her trip?",
@@ -166,7 +173,7 @@ def test_query_modes_change_what_is_found(tmp_path: Path) -> None:
         "evidence": [],
     }
     run_id = record(tmp_path, [spec])
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     case = case_of(ws, run_id, "trip")
     graph = ws.view(run_id)
     found = {
@@ -225,9 +232,9 @@ def test_bad_arguments_are_refused(toy) -> None:
         locate_evidence(graph, other)
 
 
-def test_rag_run_on_the_sample_resolves_every_gold_id(tmp_path: Path) -> None:
+def test_rag_run_on_the_sample_resolves_every_gold_id(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     result = run_conversation(RAGSystem(), sample_conversation(0), tmp_path)
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     graph = ws.view(result.run_id)
     cases = [c for c in ws.cases(result.run_id) if c.evidence]
     assert cases
@@ -242,7 +249,7 @@ def test_rag_run_on_the_sample_resolves_every_gold_id(tmp_path: Path) -> None:
     assert found / total >= 0.5
 
 
-def test_a_graph_is_freed_with_its_cached_locator(tmp_path: Path) -> None:
+def test_a_graph_is_freed_with_its_cached_locator(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     """Locators live on their graph: attributing thousands of runs must not keep every view alive."""
     import gc
     import weakref
@@ -250,7 +257,7 @@ def test_a_graph_is_freed_with_its_cached_locator(tmp_path: Path) -> None:
     from memtrace.attribution.evidence import locate_evidence, locator_for
 
     run = run_conversation(RAGSystem(), sample_conversation(0), tmp_path)
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     view = ws.view(run.run_id)
     case = next(c for c in ws.cases(run.run_id) if c.evidence)
     assert locate_evidence(view, case, method="bm25").versions

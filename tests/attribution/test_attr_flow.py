@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import memtrace as mt
+from conftest import OpenWorkspace
 from memtrace.attribution import FlowMethod
 from memtrace.attribution.engine import attribute, make_method
 from memtrace.attribution.model import load_attributions
@@ -64,10 +65,10 @@ def build(workspace: Path, fault: str) -> str:
     ],
 )
 def test_each_fault_is_attributed_to_its_operation(
-    tmp_path: Path, fault: str, error_type: str, op_name: str
+    tmp_path: Path, fault: str, error_type: str, op_name: str, open_ws: OpenWorkspace
 ) -> None:
     run_id = build(tmp_path, fault)
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     (case,) = ws.cases(run_id)
     for graph in (ws.graph(run_id), ws.view(run_id)):
         result = FlowMethod().attribute(graph, case)
@@ -81,7 +82,9 @@ def test_each_fault_is_attributed_to_its_operation(
         assert "extract_facts" in result.explanation
 
 
-def test_the_second_update_is_blamed_when_the_first_kept_the_answer(tmp_path: Path) -> None:
+def test_the_second_update_is_blamed_when_the_first_kept_the_answer(
+    tmp_path: Path, open_ws: OpenWorkspace
+) -> None:
     with mt.run(tmp_path, name="two-updates") as run:
         with mt.op("load_session", category="construction") as op:
             evidence = op.output("D1:1", "Clara: I adopted a dog named Pepper!", category="message")
@@ -97,14 +100,14 @@ def test_the_second_update_is_blamed_when_the_first_kept_the_answer(tmp_path: Pa
             prediction = op.output("prediction", "Rex", category="prediction")
         case.predict("Rex", var=prediction)
         case.judge(False)
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
     assert (result.error_type, ws.graph(run.id).op(result.op_id).name) == ("UpdateError", "second_update")
 
 
-def test_missing_evidence_is_undetermined_with_a_reason(tmp_path: Path) -> None:
+def test_missing_evidence_is_undetermined_with_a_reason(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     run_id = build(tmp_path, "response")
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     (case,) = ws.cases(run_id)
     case.evidence = ["D9:9"]
     result = FlowMethod(evidence="gold").attribute(ws.view(run_id), case)
@@ -112,9 +115,11 @@ def test_missing_evidence_is_undetermined_with_a_reason(tmp_path: Path) -> None:
     assert "D9:9" in result.explanation
 
 
-def test_unresolvable_gold_evidence_falls_back_to_retrieved_evidence(tmp_path: Path) -> None:
+def test_unresolvable_gold_evidence_falls_back_to_retrieved_evidence(
+    tmp_path: Path, open_ws: OpenWorkspace
+) -> None:
     run_id = build(tmp_path, "response")
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     (case,) = ws.cases(run_id)
     case.evidence = ["D9:9"]
     result = FlowMethod().attribute(ws.view(run_id), case)
@@ -122,9 +127,9 @@ def test_unresolvable_gold_evidence_falls_back_to_retrieved_evidence(tmp_path: P
     assert result.path[0].id == "D1:1@1" and "bm25" in result.path[0].note
 
 
-def test_engine_stores_attributions_and_reuses_them(tmp_path: Path) -> None:
+def test_engine_stores_attributions_and_reuses_them(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     build(tmp_path / "ws", "update")
-    ws = mt.open(tmp_path / "ws")
+    ws = open_ws(tmp_path / "ws")
     first = attribute(ws, "flow")
     assert [a.error_type for a in first] == ["UpdateError"]
     ws.store.conn.execute("UPDATE attributions SET explanation='from the store'")
@@ -136,9 +141,9 @@ def test_engine_stores_attributions_and_reuses_them(tmp_path: Path) -> None:
     assert other[0].explanation != "from the store"
 
 
-def test_baselines(tmp_path: Path) -> None:
+def test_baselines(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     build(tmp_path, "update")
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     (last,) = attribute(ws, "last-op")
     assert last.error_type == "ResponseError" and last.op_id.startswith("answer#")
     (first,) = attribute(ws, "random")
@@ -165,13 +170,15 @@ class YesNoClientDouble:
 
 
 @pytest.mark.parametrize("kind", ["embedding", "llm"])
-def test_other_support_scorers_reach_the_same_verdicts(tmp_path: Path, kind: str) -> None:
+def test_other_support_scorers_reach_the_same_verdicts(
+    tmp_path: Path, kind: str, open_ws: OpenWorkspace
+) -> None:
     from memtrace.attribution.engine import make_scorer
 
     double = YesNoClientDouble() if kind == "llm" else None
     for fault, expected in [("update", "UpdateError"), ("retrieval", "RetrievalError")]:
         run_id = build(tmp_path / fault, fault)
-        ws = mt.open(tmp_path / fault)
+        ws = open_ws(tmp_path / fault)
         (case,) = ws.cases(run_id)
         result = FlowMethod(make_scorer(kind, double)).attribute(ws.view(run_id), case)
         assert result.error_type == expected, result.explanation
@@ -179,7 +186,7 @@ def test_other_support_scorers_reach_the_same_verdicts(tmp_path: Path, kind: str
         assert double.prompts and "What is the name of Clara's dog?" in double.prompts[0]
 
 
-def test_a_deletion_by_shared_marker_node_is_a_deletion_error(tmp_path: Path) -> None:
+def test_a_deletion_by_shared_marker_node_is_a_deletion_error(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     """MemBase's Mem0 graphs delete an entry by linking it to a shared node whose value is DELETED."""
     with mt.run(tmp_path, name="marker") as run:
         with mt.op("load_session", category="construction") as op:
@@ -197,7 +204,7 @@ def test_a_deletion_by_shared_marker_node_is_a_deletion_error(tmp_path: Path) ->
             prediction = op.output("prediction", "Rex", category="prediction")
         case.predict("Rex", var=prediction)
         case.judge(False)
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
     assert result.error_type == "DeletionError"
     assert ws.graph(run.id).op(result.op_id).name == "memory_system.update_memory_decision"
@@ -207,7 +214,7 @@ def test_a_deletion_by_shared_marker_node_is_a_deletion_error(tmp_path: Path) ->
     ("first_round_finds_it", "blamed"), [(False, "retrieve_round1"), (True, "retrieve_round2")]
 )
 def test_of_two_retrieval_rounds_the_one_after_which_every_round_missed_is_blamed(
-    tmp_path: Path, first_round_finds_it: bool, blamed: str
+    tmp_path: Path, first_round_finds_it: bool, blamed: str, open_ws: OpenWorkspace
 ) -> None:
     """A second round runs because the first looked insufficient: when both miss, repairing the first
     alone ends retrieval with the evidence, so the first is the earliest decisive one."""
@@ -238,13 +245,13 @@ def test_of_two_retrieval_rounds_the_one_after_which_every_round_missed_is_blame
                 prediction = op.output("prediction", "Rex", category="prediction")
         case.predict("Rex", var=prediction)
         case.judge(False, score=0.0)
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     (result,) = attribute(ws, "flow", run=run.id)
     assert result.error_type == "RetrievalError"
     assert ws.graph(run.id).op(result.op_id).name == blamed
 
 
-def test_an_earlier_harmless_deletion_is_not_blamed(tmp_path: Path) -> None:
+def test_an_earlier_harmless_deletion_is_not_blamed(tmp_path: Path, open_ws: OpenWorkspace) -> None:
     """Deleting one of two memories holding the answer loses nothing: the later update that overwrote
     the other one left memory without it, so restoring that update alone reaches the answer."""
     with mt.run(tmp_path, name="siblings") as run:
@@ -263,24 +270,28 @@ def test_an_earlier_harmless_deletion_is_not_blamed(tmp_path: Path) -> None:
             prediction = op.output("prediction", "Rex", category="prediction")
         case.predict("Rex", var=prediction)
         case.judge(False)
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
     assert (result.error_type, ws.graph(run.id).op(result.op_id).name) == ("UpdateError", "rewrite")
     assert "dedupe" in result.explanation  # the harmless change is named, and why it is not blamed
 
 
-def test_a_response_error_shows_the_context_part_carrying_it_and_stores_it(tmp_path: Path) -> None:
+def test_a_response_error_shows_the_context_part_carrying_it_and_stores_it(
+    tmp_path: Path, open_ws: OpenWorkspace
+) -> None:
     build(tmp_path, "response")
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     (result,) = attribute(ws, "flow")
     parts = [step.part for step in result.path if step.part is not None]
     assert result.error_type == "ResponseError" and parts == ["Clara adopted a dog named Pepper"]
     assert "Clara adopted a dog named Pepper" in result.explanation
-    (stored,) = load_attributions(mt.open(tmp_path).store, method="flow")
+    (stored,) = load_attributions(open_ws(tmp_path).store, method="flow")
     assert stored.path == result.path
 
 
-def test_a_context_without_the_information_is_no_response_error(tmp_path: Path) -> None:
+def test_a_context_without_the_information_is_no_response_error(
+    tmp_path: Path, open_ws: OpenWorkspace
+) -> None:
     """Memory held it, the answer read a context with no part carrying it, and no retrieval fed it."""
     with mt.run(tmp_path, name="no-retrieval") as run:
         with mt.op("load_session", category="construction") as op:
@@ -294,12 +305,14 @@ def test_a_context_without_the_information_is_no_response_error(tmp_path: Path) 
             prediction = op.output("prediction", "Rex", category="prediction")
         case.predict("Rex", var=prediction)
         case.judge(False)
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
     assert result.error_type == "Undetermined" and "no part of its context carries it" in result.explanation
 
 
-def test_the_random_baseline_picks_the_same_under_a_seed_across_recordings(tmp_path: Path) -> None:
+def test_the_random_baseline_picks_the_same_under_a_seed_across_recordings(
+    tmp_path: Path, open_ws: OpenWorkspace
+) -> None:
     """Run ids (a replay's too) are fresh each recording; a seeded pick must not depend on them."""
     from memtrace.datasets import sample_conversation
     from memtrace.systems import run_conversation
@@ -311,13 +324,13 @@ def test_the_random_baseline_picks_the_same_under_a_seed_across_recordings(tmp_p
         run = run_conversation(
             LongContext(LongContextConfig(max_tokens=600)), sample_conversation(0), tmp_path / name
         )
-        ws = mt.open(tmp_path / name)
+        ws = open_ws(tmp_path / name)
         case = next(c for c in ws.cases(run.run_id) if c.verdict == "correct")
         answer = ws.graph(run.run_id).producers(case.prediction_var)[-1]
         replayed = replay(
             tmp_path / name, run.run_id, {answer.id: {"outputs": {"prediction": "yes"}}}, cases=[case.id]
         )
-        ws = mt.open(tmp_path / name)
+        ws = open_ws(tmp_path / name)
         method = make_method("random", seed=3)
         found = [*attribute(ws, method), *attribute(ws, method, run=replayed.run_id)]
         assert found[-1].run_id == replayed.run_id

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import memtrace as mt
+from conftest import OpenWorkspace
 from memtrace.attribution.agent import _answer
 from memtrace.attribution.agent_tools import Finish
 from memtrace.attribution.all_at_once import _result
@@ -35,16 +36,17 @@ def mem0_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     path = tmp_path_factory.mktemp("roles")
     mem0 = system_class("mem0")
     run = run_conversation(mem0(mem0.Config(top_k=2)), sample_conversation(0), path)
-    attribute(mt.open(path), "flow")
+    with mt.open(path) as ws:
+        attribute(ws, "flow")
     return path, run.run_id
 
 
 def test_agent_and_all_at_once_claims_are_verified_like_flows(
-    mem0_run: tuple[Path, str], tmp_path: Path
+    mem0_run: tuple[Path, str], tmp_path: Path, open_ws: OpenWorkspace
 ) -> None:
     source, run_id = mem0_run
     shutil.copytree(source, tmp_path / "ws")
-    ws = mt.open(tmp_path / "ws")
+    ws = open_ws(tmp_path / "ws")
     graph = ws.view(run_id)
     claims = [a for a in load_attributions(ws.store, run_id, "flow") if a.error_type in REPAIRABLE]
     assert {a.error_type for a in claims} >= {"RetrievalError", "DeletionError"}
@@ -75,10 +77,12 @@ def test_agent_and_all_at_once_claims_are_verified_like_flows(
             ), (claim.method, flow.error_type, flow.case_id)
 
 
-def test_a_claim_on_another_update_gets_that_updates_last_carrier(mem0_run: tuple[Path, str]) -> None:
+def test_a_claim_on_another_update_gets_that_updates_last_carrier(
+    mem0_run: tuple[Path, str], open_ws: OpenWorkspace
+) -> None:
     """A claim blaming a different change than flow's keeps the version that change replaced, or none."""
     path, run_id = mem0_run
-    ws = mt.open(path)
+    ws = open_ws(path)
     graph = ws.view(run_id)
     flow = next(a for a in load_attributions(ws.store, run_id, "flow") if a.error_type == "DeletionError")
     case = ws.case(run_id, flow.case_id)
@@ -90,10 +94,10 @@ def test_a_claim_on_another_update_gets_that_updates_last_carrier(mem0_run: tupl
     assert (outcome.verdict, outcome.why) == ("not-verifiable", "no-repair")
 
 
-def test_paths_stored_before_roles_get_them_from_flows_notes(workspace: Path) -> None:
+def test_paths_stored_before_roles_get_them_from_flows_notes(workspace: Path, open_ws: OpenWorkspace) -> None:
     with mt.run(workspace, name="t") as run, mt.op("load", category="construction") as op:
         op.output("D1:1", "Clara: I play keyboard.", category="message")
-    ws = mt.open(workspace)
+    ws = open_ws(workspace)
     path = [
         PathStep("var", "D1:1@1", 1, "evidence (gold)", True, role=PathRole.EVIDENCE),
         PathStep(

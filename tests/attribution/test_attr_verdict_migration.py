@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from memtrace.attribution.model import Attribution, load_attributions, save_attribution
@@ -44,19 +45,20 @@ def _version_4_workspace(workspace: Path) -> None:
 def test_old_verdicts_are_cleared_and_claims_moved_downstream_are_dropped(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     _version_4_workspace(workspace)
-    store = Store(workspace)
-    kept = {a.case_id: a for a in load_attributions(store)}
+    with closing(Store(workspace)) as store:
+        kept = {a.case_id: a for a in load_attributions(store)}
     assert set(kept) == {"c1", "c2"}  # c3 was an UpdateError the old verifier moved to the answer step
     assert all(a.verified is None and a.replay_run is None for a in kept.values())
     assert all(a.flow_confirmed is None and a.answer_confirmed is None for a in kept.values())
 
 
 def test_both_levels_and_the_record_round_trip(tmp_path: Path) -> None:
-    store = Store(tmp_path / "ws")
     item = Attribution("r", "c", "trim#3", "UpdateError", 0.8, "why", "flow")
     item.verified, item.flow_confirmed, item.answer_confirmed = "flow-confirmed", True, False
     item.verification = {"reason": "delivered", "second_faults": [{"op_id": "answer#9"}]}
-    save_attribution(store, item, "k")
-    (back,) = load_attributions(store)
+    with closing(Store(tmp_path / "ws")) as store:
+        save_attribution(store, item, "k")
+        (back,) = load_attributions(store)
+    assert back.settings_key == "k"  # verification saves it back under the key it was stored with
     assert (back.verified, back.flow_confirmed, back.answer_confirmed) == ("flow-confirmed", True, False)
     assert back.verification == item.verification

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import memtrace as mt
+from conftest import OpenWorkspace
 from memtrace.attribution.anatomy import case_anatomy
 from memtrace.attribution.confirm import evidence_target
 from memtrace.attribution.engine import attribute
@@ -27,7 +28,8 @@ def trimmed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A long-context run whose small window loses evidence, attributed by flow."""
     path = tmp_path_factory.mktemp("oracle")
     run = run_conversation(LongContext(LongContextConfig(max_tokens=600)), sample_conversation(0), path)
-    attribute(mt.open(path), "flow")
+    with mt.open(path) as ws:
+        attribute(ws, "flow")
     return path, run.run_id
 
 
@@ -47,20 +49,21 @@ def retrieving(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     path = tmp_path_factory.mktemp("mem0")
     mem0 = system_class("mem0")
     run = run_conversation(mem0(mem0.Config(top_k=2)), sample_conversation(0), path)
-    attribute(mt.open(path), "flow")
+    with mt.open(path) as ws:
+        attribute(ws, "flow")
     return path, run.run_id
 
 
 def test_verification_never_moves_a_claim_and_records_the_answer_step_beside_it(
-    trimmed: tuple[Path, str], tmp_path: Path
+    trimmed: tuple[Path, str], tmp_path: Path, open_ws: OpenWorkspace
 ) -> None:
     path, run_id = trimmed
-    before = {a.case_id: (a.op_id, a.error_type) for a in load_attributions(mt.open(path).store, run_id)}
+    before = {a.case_id: (a.op_id, a.error_type) for a in load_attributions(open_ws(path).store, run_id)}
     outcomes = _verified(path, run_id, oracle=True, tmp_path=tmp_path)
     assert {
         o.attribution.case_id: (o.attribution.op_id, o.attribution.error_type) for o in outcomes
     } == before
-    ws = mt.open(tmp_path / "copy")
+    ws = open_ws(tmp_path / "copy")
     seconds = [o for o in outcomes if o.second_faults]
     assert seconds, "the offline answer step misses some answers even with the evidence in its context"
     for outcome in seconds:
@@ -77,7 +80,7 @@ def test_verification_never_moves_a_claim_and_records_the_answer_step_beside_it(
 
 
 def test_a_trim_loss_that_recurs_is_confirmed_only_with_later_trims_keeping_the_line(
-    trimmed: tuple[Path, str], tmp_path: Path
+    trimmed: tuple[Path, str], tmp_path: Path, open_ws: OpenWorkspace
 ) -> None:
     path, run_id = trimmed
     outcomes = _verified(path, run_id, oracle=False, tmp_path=tmp_path)
@@ -90,7 +93,7 @@ def test_a_trim_loss_that_recurs_is_confirmed_only_with_later_trims_keeping_the_
             "loss-recurs",
             False,
         )
-    ws = mt.open(tmp_path / "copy")
+    ws = open_ws(tmp_path / "copy")
     for outcome in kept:
         assert outcome.flow_confirmed is True and outcome.verdict in ("flow-confirmed", "answer-confirmed")
         plain, kept = outcome.checked[0], outcome.checked[4]
@@ -108,12 +111,14 @@ def test_a_trim_loss_that_recurs_is_confirmed_only_with_later_trims_keeping_the_
         )
 
 
-def test_a_retrieval_repair_is_checked_at_both_levels(retrieving: tuple[Path, str], tmp_path: Path) -> None:
+def test_a_retrieval_repair_is_checked_at_both_levels(
+    retrieving: tuple[Path, str], tmp_path: Path, open_ws: OpenWorkspace
+) -> None:
     path, run_id = retrieving
     outcomes = [o for o in _verified(path, run_id, oracle=True, tmp_path=tmp_path)]
     repaired = [o for o in outcomes if o.attribution.error_type == "RetrievalError"]
     assert repaired, "a top-k of 2 should miss some evidence"
-    ws = mt.open(tmp_path / "copy")
+    ws = open_ws(tmp_path / "copy")
     for outcome in repaired:
         a = ws.case(outcome.replay_run, outcome.attribution.case_id)
         assert outcome.answer_confirmed is (a.verdict == "correct")
@@ -132,10 +137,10 @@ def test_a_retrieval_repair_is_checked_at_both_levels(retrieving: tuple[Path, st
 
 
 def test_a_response_error_is_by_elimination_only_with_its_carrying_part_named(
-    retrieving: tuple[Path, str], tmp_path: Path
+    retrieving: tuple[Path, str], tmp_path: Path, open_ws: OpenWorkspace
 ) -> None:
     path, run_id = retrieving
-    ws = mt.open(path)
+    ws = open_ws(path)
     graph = ws.view(run_id)
     stored = load_attributions(ws.store, run_id, "flow")
     scorer = OverlapScorer()
@@ -159,9 +164,11 @@ def test_a_response_error_is_by_elimination_only_with_its_carrying_part_named(
     assert outcome.replay_run is None and not any(s.part for s in outcome.attribution.path)
 
 
-def test_a_claim_without_a_repair_says_its_replay_never_ran(retrieving: tuple[Path, str]) -> None:
+def test_a_claim_without_a_repair_says_its_replay_never_ran(
+    retrieving: tuple[Path, str], open_ws: OpenWorkspace
+) -> None:
     path, run_id = retrieving
-    ws = mt.open(path)
+    ws = open_ws(path)
     item = next(a for a in load_attributions(ws.store, run_id, "flow") if a.error_type == "RetrievalError")
     broken = replace(item, path=[s for s in item.path if s.role != PathRole.LIVE_AT_QUESTION])
     outcome = verify(ws, broken)
@@ -169,7 +176,9 @@ def test_a_claim_without_a_repair_says_its_replay_never_ran(retrieving: tuple[Pa
     assert "no replay was run" in outcome.reason
 
 
-def test_evidence_texts_prefer_the_memory_and_add_uncovered_messages_with_their_date(workspace: Path) -> None:
+def test_evidence_texts_prefer_the_memory_and_add_uncovered_messages_with_their_date(
+    workspace: Path, open_ws: OpenWorkspace
+) -> None:
     with mt.run(workspace, name="t") as run, mt.op("load_session", category="construction") as op:
         op.output("session_1.date", "1:56 pm on 8 May, 2023", category="session_date")
         first = op.output("D1:1", "Clara: I play keyboard.", category="message")
@@ -178,7 +187,7 @@ def test_evidence_texts_prefer_the_memory_and_add_uncovered_messages_with_their_
         memory = op.output(
             "mem-1", {"memory": "Clara plays keyboard", "timestamp": "8 May 2023", "sources": ["D1:1"]}
         )
-    graph = mt.open(workspace).view(run.id)
+    graph = open_ws(workspace).view(run.id)
     path = [
         PathStep("var", first, 1, "evidence (gold)", True, role=PathRole.EVIDENCE),
         PathStep("var", second, 2, "evidence (gold)", True, role=PathRole.EVIDENCE),
@@ -189,7 +198,7 @@ def test_evidence_texts_prefer_the_memory_and_add_uncovered_messages_with_their_
         "[D1:2] Clara: I quit the band. [said on 8 May 2023]",
     ]
     # a memory carrying one of them (by its sources) stands in for that message only
-    mixed = mt.open(workspace).view(other.id)
+    mixed = open_ws(workspace).view(other.id)
     carried = Attribution(other.id, "q", None, "RetrievalError", 0.8, "", "flow", [
         PathStep("var", "D1:1@1", 1, "evidence (gold)", True, role=PathRole.EVIDENCE),
         PathStep("var", memory, 1, "in memory at question time", True, role=PathRole.LIVE_AT_QUESTION),
@@ -198,11 +207,11 @@ def test_evidence_texts_prefer_the_memory_and_add_uncovered_messages_with_their_
 
 
 def test_attributing_a_workspace_leaves_replays_out_unless_asked_for(
-    trimmed: tuple[Path, str], tmp_path: Path
+    trimmed: tuple[Path, str], tmp_path: Path, open_ws: OpenWorkspace
 ) -> None:
     path, run_id = trimmed
     outcomes = _verified(path, run_id, oracle=True, tmp_path=tmp_path)
-    ws = mt.open(tmp_path / "copy")
+    ws = open_ws(tmp_path / "copy")
     replays = [r.id for r in ws.runs() if r.parent_run]
     assert replays and {o.replay_run for o in outcomes if o.replay_run} <= set(replays)
     everything = attribute(ws, "flow")
@@ -213,16 +222,17 @@ def test_attributing_a_workspace_leaves_replays_out_unless_asked_for(
 
 def test_a_first_round_repair_undone_by_a_fusing_second_round_is_replayed_with_that_round_ideal(
     tmp_path: Path,
+    open_ws: OpenWorkspace,
 ) -> None:
     evermemos = system_class("evermemos")
     run = run_conversation(evermemos(evermemos.Config(top_k=2)), sample_conversation(0), tmp_path)
-    attribute(mt.open(tmp_path), "flow")
+    attribute(open_ws(tmp_path), "flow")
     outcomes = [
         o for o in verify_all(tmp_path, method="flow") if o.attribution.error_type == "RetrievalError"
     ]
     rounds = [o for o in outcomes if o.why == "kept-by-later-rounds"]
     assert rounds, "the sample's EverMemOS with top-k 2 fuses the repaired first round away"
-    ws = mt.open(tmp_path)
+    ws = open_ws(tmp_path)
     for outcome in rounds:
         assert outcome.flow_confirmed is True and "no part of the replayed context" in outcome.checked[1]
         patches = ws.run(outcome.replay_run).metadata["replay"]["patches"]
@@ -232,12 +242,14 @@ def test_a_first_round_repair_undone_by_a_fusing_second_round_is_replayed_with_t
         assert set(patches) == {outcome.attribution.op_id, final.id} and final.id != outcome.attribution.op_id
 
 
-def test_an_extraction_repair_writes_the_fact_as_a_correct_extraction_would(workspace: Path) -> None:
+def test_an_extraction_repair_writes_the_fact_as_a_correct_extraction_would(
+    workspace: Path, open_ws: OpenWorkspace
+) -> None:
     with mt.run(workspace, name="t") as run, mt.op("load_session", category="construction") as op:
         op.output("session_1.date", "1:56 pm on 8 May, 2023", category="session_date")
         mine = op.output("D1:1", "Clara: I adopted a dog two days ago.", category="message")
         greeting = op.output("D1:2", "Diego: Hey Clara! The store is doing great.", category="message")
-    graph = mt.open(workspace).view(run.id)
+    graph = open_ws(workspace).view(run.id)
     # third person, the relative date resolved against the day it was said
     assert ideal_fact(graph, graph.var(mine)) == "Clara adopted a dog two days ago. [on 6 May 2023]"
     # no first person to rewrite: the fact still says whose it is, and when it was said
@@ -246,14 +258,16 @@ def test_an_extraction_repair_writes_the_fact_as_a_correct_extraction_would(work
     )
 
 
-def test_an_extraction_repair_says_which_question_a_reply_answers(workspace: Path) -> None:
+def test_an_extraction_repair_says_which_question_a_reply_answers(
+    workspace: Path, open_ws: OpenWorkspace
+) -> None:
     """ "Pepperoni of course!" is no fact a question about pizza can find; with its question it is."""
     with mt.run(workspace, name="t") as run, mt.op("load_session", category="construction") as op:
         op.output("session_9.date", "1:56 pm on 4 May, 2022", category="session_date")
         asked = op.output("D9:17", "John: Pizza? Which one do you love the most?", category="message")
         reply = op.output("D9:18", "James: Pepperoni of course!", category="message")
         aside = op.output("D9:19", "James: I also like cheese.", category="message")
-    with mt.open(workspace) as ws:
+    with open_ws(workspace) as ws:
         graph = ws.view(run.id)
         read = {asked, reply}
         assert ideal_fact(graph, graph.var(reply), read) == (
@@ -266,7 +280,9 @@ def test_an_extraction_repair_says_which_question_a_reply_answers(workspace: Pat
         assert "answering" not in ideal_fact(graph, graph.var(aside), {reply, aside})
 
 
-def test_a_run_memtrace_cannot_reexecute_says_no_replay_was_run(workspace: Path) -> None:
+def test_a_run_memtrace_cannot_reexecute_says_no_replay_was_run(
+    workspace: Path, open_ws: OpenWorkspace
+) -> None:
     """A graph recorded without the runner (or imported) has no snapshots: not "the replay failed"."""
     with mt.run(workspace, name="hand-made") as run:
         with mt.op("load_session", category="construction") as op:
@@ -280,7 +296,7 @@ def test_a_run_memtrace_cannot_reexecute_says_no_replay_was_run(workspace: Path)
             prediction = op.output("prediction", "Rex", category="prediction")
         case.predict("Rex", var=prediction)
         case.judge(False)
-    with mt.open(workspace) as ws:
+    with open_ws(workspace) as ws:
         (claim,) = attribute(ws, "flow")
         assert claim.error_type == "ExtractionError", claim.explanation
     (outcome,) = verify_all(workspace, method="flow")
