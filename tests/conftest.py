@@ -77,6 +77,12 @@ def absorb_qdrant_thread_probe() -> None:
         gc.collect()
 
 
+#: Python code that gives a child process Python's Ctrl-C handler back: a test runner started in the
+#: background (a CI job, `pytest &`) ignores SIGINT, its children inherit that, and Python then never
+#: raises KeyboardInterrupt, so a test sending Ctrl-C would see the child run on.
+CTRL_C_AS_IN_A_TERMINAL = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)"
+
+
 def run_cli_in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of `memtrace ARGS` run in this process through the entry point."""
     argv = sys.argv

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import memtrace as mt
-from conftest import OpenWorkspace
+from conftest import CTRL_C_AS_IN_A_TERMINAL, OpenWorkspace
 
 
 def _record_one_op(workspace: Path, name: str, flush_every: int = 1) -> str:
@@ -159,8 +159,9 @@ def test_a_read_only_workspace_can_be_inspected(recorded_workspace: Path, open_w
 # Python's handler before it returns, so KeyboardInterrupt comes out of that line every time; a
 # process-wide `os.kill` may be taken by another thread (the progress bar's refresh thread) and land later,
 # anywhere in the run or after it closed, which made this test flaky under load.
-INTERRUPTING_RUN = """
+INTERRUPTING_RUN = f"""
 import signal, sys
+{CTRL_C_AS_IN_A_TERMINAL}  # a runner started in the background passes SIGINT on ignored
 import memtrace.systems.runner as runner
 def interrupt_then_answer(*args, **kwargs):
     signal.raise_signal(signal.SIGINT)

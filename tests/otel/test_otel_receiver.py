@@ -20,7 +20,7 @@ from foreign_trace import QUESTION, foreign_spans
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from conftest import OutputLines, stop_process
+from conftest import CTRL_C_AS_IN_A_TERMINAL, OutputLines, stop_process
 from memtrace.graph import Workspace
 from memtrace.graph.io.otel import otlp_json
 from memtrace.graph.io.otel_receiver import OtlpReceiver
@@ -74,7 +74,9 @@ def test_otlp_json_bodies_are_accepted_and_garbage_is_refused(receiver: OtlpRece
 def test_the_cli_receiver_imports_until_interrupted(tmp_path: Path) -> None:
     # Port 0: the receiver binds a free port itself and prints it (a port probed here could be taken
     # by another process before the child binds it). Every wait is for a line, with a deadline.
-    command = [sys.executable, "-c", "from memtrace.cli.app import main; main()"]
+    # A runner started in the background (a CI job, `cmd &`) ignores SIGINT, and so would the child:
+    # it gets Python's own Ctrl-C handler back, as when started from a terminal.
+    command = [sys.executable, "-c", f"{CTRL_C_AS_IN_A_TERMINAL}; from memtrace.cli.app import main; main()"]
     args = ["import", str(tmp_path / "ws"), "--format", "otlp", "--listen", "127.0.0.1:0"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
     with subprocess.Popen(
