@@ -112,15 +112,11 @@ def one_round(
         close_memory(second)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=3, help="pairs of rounds (each Memory traced once)")
-    parser.add_argument("--messages", type=int, default=200)
-    parser.add_argument("--questions", type=int, default=31)
-    parser.add_argument("--dir", default=None, help="where the stores and workspaces go (default: temp)")
-    parser.add_argument("--calibrate", action="store_true", help="trace neither Memory (the noise floor)")
-    args = parser.parse_args()
-    home = tempfile.mkdtemp(prefix="memtrace-bench-mem0-", dir=args.dir)
+def measure(
+    args: argparse.Namespace, home: str
+) -> tuple[list[str], list[str], list[tuple[float, float, float]], list[float], int]:
+    """Run the warm-up and the paired rounds with every store under `home`: (turns, questions, rounds
+    as (untraced s, traced s, run open+close s), per-call ratios, HTTP requests)."""
     os.environ["MEM0_TELEMETRY"] = "False"  # before mem0 is first imported (in make_memory)
     os.environ["MEM0_DIR"] = os.path.join(home, "mem0-home")
     turns: list[str] = []
@@ -142,7 +138,22 @@ def main() -> None:
                 one_round(server, folder, calls, per_call, trace_first=first, calibrate=args.calibrate)
             )
         requests = server.request_count
-    shutil.rmtree(home, ignore_errors=True)
+    return turns, questions, rounds, per_call, requests
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=3, help="pairs of rounds (each Memory traced once)")
+    parser.add_argument("--messages", type=int, default=200)
+    parser.add_argument("--questions", type=int, default=31)
+    parser.add_argument("--dir", default=None, help="where the stores and workspaces go (default: temp)")
+    parser.add_argument("--calibrate", action="store_true", help="trace neither Memory (the noise floor)")
+    args = parser.parse_args()
+    home = tempfile.mkdtemp(prefix="memtrace-bench-mem0-", dir=args.dir)
+    try:  # the stores of every round go here; removed on success, failure or Ctrl-C alike
+        turns, questions, rounds, per_call, requests = measure(args, home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
     ratios = [traced / bare for bare, traced, _ in rounds]
     pairs = [math.sqrt(ratios[i] * ratios[i + 1]) for i in range(0, len(ratios), 2)]
     ratio = statistics.median(pairs)
