@@ -142,3 +142,36 @@ def test_a_date_answer_is_carried_by_what_happened_not_by_the_question_words_and
     assert carrying_part(target, [("ctx@1", rocks)], scorer) is None
     met = ["[D3:11] Here's a pic from when Caroline met up with them last week! [said on 9 June 2023]"]
     assert carrying_part(target, [("ctx@1", met)], scorer) is not None
+
+
+def test_a_count_is_no_date_a_tagged_line_stating_it_carries_it() -> None:
+    scorer = OverlapScorer()
+    evidence = [
+        ("D1:3", "Clara: After a long time we finally decided we wanted 3 kids in our big family home.")
+    ]
+    target = scorer.prepare("How many kids does Clara want?", ["3"], evidence)
+    assert carrying_part(target, [("m@1", ["[D1:3] Clara wants 3 kids"])], scorer) is not None
+
+
+def test_a_number_with_a_comma_is_one_item() -> None:
+    assert answer_items("$1,500") == (frozenset({"1", "500"}),)
+    scorer = OverlapScorer()
+    target = scorer.prepare(
+        "How much did Clara pay for the car?", ["$1,500"], [("D1:1", "Clara: I paid $1,500 for the car!")]
+    )
+    assert carrying_part(target, [("m@1", ["Clara paid 1 dollar for the car"])], scorer) is None
+    assert carrying_part(target, [("m@1", ["Clara paid $1,500 for the car"])], scorer) is not None
+
+
+def test_a_name_or_a_date_in_an_unstated_item_lets_no_line_carry_it() -> None:
+    """ "Caroline's school speech" is unstated; the name is on every line Caroline said, the date on
+    every line of its day: neither makes "I bought it in Paris" carry it."""
+    scorer = OverlapScorer()
+    evidence = [
+        ("D1:3", "Caroline: I went to a support group yesterday and it was powerful."),
+        ("D3:5", "Caroline: I bought it in Paris."),
+    ]
+    paris = ["[D3:5] Caroline: I bought it in Paris. [said on 9 June 2023]"]
+    for gold in ("support group, Caroline's school speech", "support group, a speech on 7 May 2023"):
+        target = scorer.prepare("What events has Caroline been to?", [gold], evidence)
+        assert carrying_part(target, [("ctx@1", paris)], scorer) is None, gold

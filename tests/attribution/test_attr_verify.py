@@ -302,3 +302,28 @@ def test_a_run_memtrace_cannot_reexecute_says_no_replay_was_run(
     (outcome,) = verify_all(workspace, method="flow")
     assert (outcome.verdict, outcome.why) == ("not-verifiable", "not-replayable")
     assert outcome.reason.startswith("no replay was run:") and "no snapshots" in outcome.reason
+
+
+@pytest.mark.parametrize(("asked_id", "reply_id"), [("s1:0", "s1:1"), ("turn_009", "turn_010")])
+def test_a_reply_finds_its_question_whatever_the_turn_numbering(
+    workspace: Path, asked_id: str, reply_id: str
+) -> None:
+    """LongMemEval numbers turns from 0; padded ids keep their padding."""
+    with mt.run(workspace, name="t") as run, mt.op("load_session", category="construction") as op:
+        asked = op.output(asked_id, "assistant: Which pizza do you love the most?", category="message")
+        reply = op.output(reply_id, "user: Pepperoni of course!", category="message")
+    with mt.open(workspace) as ws:
+        graph = ws.view(run.id)
+        assert "(answering assistant: Which pizza do you love the most?)" in ideal_fact(
+            graph, graph.var(reply), {asked, reply}
+        )
+
+
+def test_a_question_read_inside_a_buffer_line_with_several_ids_is_found(workspace: Path) -> None:
+    with mt.run(workspace, name="t") as run, mt.op("load_session", category="construction") as op:
+        op.output("D9:17", "John: Which pizza do you love the most?", category="message")
+        reply = op.output("D9:18", "James: Pepperoni of course!", category="message")
+        buffer = op.output("buffer", ["[D9:16,D9:17] John: Which pizza do you love the most?"])
+    with mt.open(workspace) as ws:
+        graph = ws.view(run.id)
+        assert "(answering John: Which pizza" in ideal_fact(graph, graph.var(reply), {reply, buffer})

@@ -45,9 +45,10 @@ def answered_question(
     another speaker said it, the operation read it (as a message or inside a value it read), and it
     asks something; else None."""
     match = _TURN.match(message.name)
-    if match is None or int(match["turn"]) < 2:
+    if match is None or int(match["turn"]) == 0:
         return None
-    previous_name = f"{match['session']}{int(match['turn']) - 1}"
+    turn = match["turn"]  # 'D9:18', LongMemEval's zero-based 's1:1', a padded 'turn_010'
+    previous_name = f"{match['session']}{str(int(turn) - 1).zfill(len(turn))}"
     versions = [v for v in graph.versions(previous_name) if v.seq <= message.seq]
     if not versions:
         return None
@@ -63,6 +64,15 @@ def answered_question(
 
 
 def _read_inside(graph: GraphQueries, name: str, read: Collection[str]) -> bool:
-    """Whether a value the operation read holds the message tagged `[name]` (a buffer of lines)."""
-    tag = f"[{name}]"
-    return any(graph.has_var(i) and tag in str(graph.value(i)) for i in read)
+    """Whether a value the operation read holds a line tagged with message `name` ('[D9:17] ...', or
+    with several ids, '[D9:17,D9:18] ...', as Mem0's memories are)."""
+    for var_id in read:
+        if not graph.has_var(var_id):
+            continue
+        for tags in _TAGS.findall(str(graph.value(var_id))):
+            if name in tags.split(","):
+                return True
+    return False
+
+
+_TAGS = re.compile(r"\[([^\]\s]+)\]")

@@ -135,16 +135,12 @@ class Target:
     #: Per evidence message, the gold answer items it states outright: a part carries that message
     #: only if it states one of them too (see `OverlapScorer.score_words`).
     stated_items: list[tuple[frozenset[str], ...]] = field(default_factory=list)
-
-    @functools.cached_property
-    def unstated_items(self) -> tuple[frozenset[str], ...]:
-        """The gold answer items no evidence message states outright (paraphrased or inferred)."""
-        stated = {item for items in self.stated_items for item in items}
-        every = {item for gold in self.gold for item in answer_items(gold)}
-        return tuple(every - stated)
+    #: The words of the gold answer items no evidence message states outright (paraphrased or
+    #: inferred), without speakers' names, the question's words and dates, which every line may hold.
+    unstated_words: tuple[frozenset[str], ...] = ()
 
 
-_ITEM_SEPARATOR = re.compile(r"\s*(?:[,;]|\band\b|\bas well as\b)\s*", re.IGNORECASE)
+_ITEM_SEPARATOR = re.compile(r"\s*(?:,(?!\d)|;|\band\b|\bas well as\b)\s*", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -263,6 +259,7 @@ class OverlapScorer:
         answer = frozenset().union(*(content_stems(g) for g in gold)) - asked if gold else frozenset()
         named = [t.split(": ", 1)[0] for _, t in evidence if ": " in t[:40]]
         speakers = frozenset().union(*(content_stems(name) for name in [*speakers, *named]))
+        items = tuple(item for g in gold for item in answer_items(g))
         keys, labels, statements = [], [], []
         for label, text in evidence:
             body = text.split(": ", 1)[1] if ": " in text[:40] else text
@@ -273,11 +270,19 @@ class OverlapScorer:
             linked = asked & words
             keys.append(frozenset(stated | linked) if stated else frozenset(words - asked) or words)
             labels.append(label)
-            items = tuple(item for g in gold for item in answer_items(g)) if gold else ()
             statements.append(_statements(body, answer, speakers, asked, items))
         stated_items = [_stated_items(gold, text) for _, text in evidence]
+        stated = {item for found in stated_items for item in found}
+        unstated = (_what_words(item - asked, speakers) for item in items if item not in stated)
         return Target(
-            keys, frozenset(answer), labels, statements, *_answer_rule(gold, evidence), stated_items
+            keys,
+            frozenset(answer),
+            labels,
+            statements,
+            tuple(gold),
+            any(stated_items),
+            stated_items,
+            tuple(words for words in unstated if words),
         )
 
     def score(self, target: Target, value: Any) -> float:
@@ -307,11 +312,11 @@ class OverlapScorer:
             about = frozenset(w for w in key - _WHEN_WORDS if not _YEAR.match(w)) or key
             # A date answer is on the message's '[said on ...]' stamp, which every line of that day
             # repeats: with the question's words, that proves nothing; the part must say what happened.
-            dated = bool(stated) and all(w in _WHEN_WORDS or w.isdigit() for w in stated)
+            stamped = _date_only(stated)
             for words in tagged.get(f"@{label}", ()) if label else ():
                 if carries is not None and not carries(words):
                     continue
-                if (words & stated or not stated) and not dated:  # the question's words alone are not it
+                if (words & stated or not stated) and not stamped:  # the question's words alone are not it
                     best = max(best, len(about & words) / len(about))
                 # The tag adds provenance: a tagged part repeating the statement carries it as an
                 # untagged one would ("Maria joined a nearby church" of a longer message).
@@ -323,6 +328,16 @@ class OverlapScorer:
 
     def carries(self, target: Target, value: Any) -> bool:
         return self.score(target, value) >= self.threshold
+
+
+def _date_only(words: frozenset[str]) -> bool:
+    """Whether answer words are a date's alone (a day number, a month, a year): what a stamp repeats.
+    A bare number ("3" kids) is no date."""
+    return (
+        bool(words)
+        and all(w in _WHEN_WORDS or w.isdigit() for w in words)
+        and any(w in _WHEN_WORDS or _YEAR.match(w) for w in words)
+    )
 
 
 def _carrying_rule(
@@ -340,7 +355,7 @@ def _carrying_rule(
         return lambda words: any(item <= words for item in stated_items)
     if not target.answer_required:
         return None
-    unstated = target.unstated_items
+    unstated = target.unstated_words
     return lambda words: any(item & words for item in unstated)
 
 
