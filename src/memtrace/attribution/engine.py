@@ -20,7 +20,8 @@ Progress = Callable[[int, int], None]
 
 def make_scorer(kind: str, llm: Any = None) -> Any:
     """The flow method's support scorer: overlap (default), embedding, or an LLM yes/no judge."""
-    from .support import EmbeddingScorer, LLMScorer, OverlapScorer
+    from .model_scorers import EmbeddingScorer, LLMScorer
+    from .support import OverlapScorer
 
     if kind == "overlap":
         return OverlapScorer()
