@@ -139,6 +139,48 @@ class Target:
     #: inferred), without speakers' names, the question's words and dates, which every line may hold.
     unstated_words: tuple[frozenset[str], ...] = ()
 
+    @functools.cached_property
+    def key_rows(self) -> tuple[KeyRow, ...]:
+        """What the overlap scorer checks per evidence message, derived once per target: it scores
+        every memory version of a run against it."""
+        count = len(self.keys)
+        labels = self.labels or [None] * count
+        statements = self.statements or [()] * count
+        items = self.stated_items or [()] * count
+        rows = []
+        for key, label, stating, stated_items in zip(self.keys, labels, statements, items, strict=False):
+            if not key:
+                continue
+            stated = key & self.answer
+            rows.append(
+                KeyRow(
+                    key,
+                    f"@{label}" if label else None,
+                    stating,
+                    stated,
+                    # A date is stamped on every line of its day: it shows the answer, not the topic.
+                    frozenset(w for w in key - _WHEN_WORDS if not _YEAR.match(w)) or key,
+                    # A date answer is on the '[said on ...]' stamp every line of that day repeats:
+                    # with the question's words that proves nothing; the part must say what happened.
+                    _date_only(stated),
+                    _carrying_rule(self, stated_items),
+                )
+            )
+        return tuple(rows)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRow:
+    """One evidence message as the overlap scorer checks a part against it."""
+
+    key: frozenset[str]
+    marker: str | None  # '@D1:7': the parts tagged with this message's id
+    stating: tuple[Statement, ...]
+    stated: frozenset[str]  # the answer words the message states
+    about: frozenset[str]  # its key without dates
+    stamped: bool  # the answer is a date only the stamp states
+    carries: Callable[[frozenset[str]], bool] | None  # the carrying rule (None: any part)
+
 
 _ITEM_SEPARATOR = re.compile(r"\s*(?:,(?!\d)|;|\band\b|\bas well as\b)\s*", re.IGNORECASE)
 
@@ -299,31 +341,18 @@ class OverlapScorer:
         """
         best = 0.0
         tagged, untagged = parts_by_source(parts)
-        count = len(target.keys)
-        labels = target.labels or [None] * count
-        statements = target.statements or [()] * count
-        items = target.stated_items or [()] * count
-        for key, label, stating, stated_items in zip(target.keys, labels, statements, items, strict=False):
-            if not key:
-                continue
-            carries = _carrying_rule(target, stated_items)
-            stated = key & target.answer
-            # A date is stamped on every line of its day: it shows the answer, not what it is about.
-            about = frozenset(w for w in key - _WHEN_WORDS if not _YEAR.match(w)) or key
-            # A date answer is on the message's '[said on ...]' stamp, which every line of that day
-            # repeats: with the question's words, that proves nothing; the part must say what happened.
-            stamped = _date_only(stated)
-            for words in tagged.get(f"@{label}", ()) if label else ():
-                if carries is not None and not carries(words):
+        for row in target.key_rows:
+            for words in tagged.get(row.marker, ()) if row.marker else ():
+                if row.carries is not None and not row.carries(words):
                     continue
-                if (words & stated or not stated) and not stamped:  # the question's words alone are not it
-                    best = max(best, len(about & words) / len(about))
+                if (words & row.stated or not row.stated) and not row.stamped:  # not the question alone
+                    best = max(best, len(row.about & words) / len(row.about))
                 # The tag adds provenance: a tagged part repeating the statement carries it as an
                 # untagged one would ("Maria joined a nearby church" of a longer message).
-                best = max(best, _untagged_score(key, stating, words))
+                best = max(best, _untagged_score(row.key, row.stating, words))
             for words in untagged:
-                if carries is None or carries(words):
-                    best = max(best, _untagged_score(key, stating, words))
+                if row.carries is None or row.carries(words):
+                    best = max(best, _untagged_score(row.key, row.stating, words))
         return best
 
     def carries(self, target: Target, value: Any) -> bool:
