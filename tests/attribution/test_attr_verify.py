@@ -304,11 +304,13 @@ def test_a_run_memtrace_cannot_reexecute_says_no_replay_was_run(
     assert outcome.reason.startswith("no replay was run:") and "no snapshots" in outcome.reason
 
 
-@pytest.mark.parametrize(("asked_id", "reply_id"), [("s1:0", "s1:1"), ("turn_009", "turn_010")])
+@pytest.mark.parametrize(
+    ("asked_id", "reply_id"), [("s1:0", "s1:1"), ("turn_009", "turn_010"), ("D9:9", "D9:10")]
+)
 def test_a_reply_finds_its_question_whatever_the_turn_numbering(
     workspace: Path, asked_id: str, reply_id: str
 ) -> None:
-    """LongMemEval numbers turns from 0; padded ids keep their padding."""
+    """LongMemEval numbers turns from 0; padded ids keep their padding, unpadded ones do not gain it."""
     with mt.run(workspace, name="t") as run, mt.op("load_session", category="construction") as op:
         asked = op.output(asked_id, "assistant: Which pizza do you love the most?", category="message")
         reply = op.output(reply_id, "user: Pepperoni of course!", category="message")

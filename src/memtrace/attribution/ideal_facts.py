@@ -48,14 +48,17 @@ def answered_question(
     if match is None or int(match["turn"]) == 0:
         return None
     turn = match["turn"]  # 'D9:18', LongMemEval's zero-based 's1:1', a padded 'turn_010'
-    previous_name = f"{match['session']}{str(int(turn) - 1).zfill(len(turn))}"
+    previous = str(int(turn) - 1)
+    if turn.startswith("0"):  # padded ids keep their width; 'D9:10' follows 'D9:9', not 'D9:09'
+        previous = previous.zfill(len(turn))
+    previous_name = f"{match['session']}{previous}"
     versions = [v for v in graph.versions(previous_name) if v.seq <= message.seq]
     if not versions:
         return None
-    previous = versions[-1]
-    if previous.id not in read and not _read_inside(graph, previous_name, read):
+    before = versions[-1]
+    if before.id not in read and not _read_inside(graph, previous_name, read):
         return None
-    text = message_text(graph.value(previous.id))
+    text = message_text(graph.value(before.id))
     asker, said = text.split(": ", 1) if ": " in text[:40] else ("", text)
     if not asker or asker == speaker:
         return None
