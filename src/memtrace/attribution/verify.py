@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import MemtraceError, NotReplayableError, UntrustedSnapshotError
 from ..eval import says_unanswerable
-from ..graph import Case, GraphQueries, Workspace
+from ..graph import Case, GraphQueries, VariableVersion, Workspace
 from ..graph.values import value_text
 from ..systems.replay import CANCEL, replay
 from ..vocabulary import ErrorType, Verdict
@@ -67,8 +67,14 @@ def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any
             return {op_id: {"outputs": {target.name: [*graph.value(target.id), *added]}}}, (
                 f"add the fact it dropped to {target.name}"
             )
-        return {op_id: {"outputs": {target.name: [*graph.value(target.id), *facts]}}}, (
-            f"add the evidence, as an ideal extraction writes it, to {target.name}"
+        outputs = {target.name: [*graph.value(target.id), *facts]}
+        # A text the operation wrote restating its facts line by line (EverMemOS's episode summary)
+        # restates the restored fact too: an ideal extraction writes it into every memory it makes.
+        restating = _restating_texts(graph, op_id, [str(f) for f in graph.value(target.id)])
+        outputs.update({v.name: "\n".join([graph.value(v.id), *facts]) for v in restating})
+        where = ", ".join([target.name, *(v.name for v in restating)])
+        return {op_id: {"outputs": outputs}}, (
+            f"add the evidence, as an ideal extraction writes it, to {where}"
         )
     if kind == ErrorType.RETRIEVAL:
         held = attribution.step(PathRole.LIVE_AT_QUESTION)
@@ -345,6 +351,18 @@ def verify_all(
             if progress:
                 progress(done, len(attributions))
         return results
+
+
+def _restating_texts(graph: GraphQueries, op_id: str, facts: list[str]) -> list[VariableVersion]:
+    """The operation's text outputs made of its `facts`, one per line (a summary restating several of
+    them); an output holding a single fact is that fact's own memory, not a summary."""
+    found = []
+    for out in graph.outputs(op_id):
+        value = graph.value(out.id)
+        lines = value.split("\n") if isinstance(value, str) else []
+        if len(lines) > 1 and set(lines) <= set(facts):
+            found.append(out)
+    return found
 
 
 def _carried_inputs(ws: Workspace, graph: GraphQueries, attribution: Attribution, op_id: str) -> list[str]:
