@@ -15,7 +15,7 @@ from memtrace.attribution.engine import attribute
 from memtrace.attribution.model import Attribution, PathRole, PathStep, load_attributions
 from memtrace.attribution.oracle import evidence_texts
 from memtrace.attribution.support import OverlapScorer
-from memtrace.attribution.verify import Verification, ideal_fact, verify, verify_all
+from memtrace.attribution.verify import Verification, build_repair, ideal_fact, verify, verify_all
 from memtrace.datasets import sample_conversation
 from memtrace.eval import says_unanswerable
 from memtrace.systems import run_conversation
@@ -329,3 +329,32 @@ def test_a_question_read_inside_a_buffer_line_with_several_ids_is_found(workspac
     with mt.open(workspace) as ws:
         graph = ws.view(run.id)
         assert "(answering John: Which pizza" in ideal_fact(graph, graph.var(reply), {reply, buffer})
+
+
+def test_an_extraction_repair_restates_the_fact_in_a_summary_made_of_the_facts(workspace: Path) -> None:
+    """EverMemOS writes an episode that restates its facts line by line: the ideal extraction's
+    episode holds the restored fact too. A text holding one fact is that fact's memory: untouched."""
+    with mt.run(workspace, name="memcell") as run:
+        with mt.op("load_session", category="construction") as op:
+            evidence = op.output("D1:1", "Clara: I adopted a dog named Pepper!", category="message")
+        with mt.op("extract_memcell", category="extraction") as op:
+            op.use(evidence)
+            facts = ["Clara likes parks.", "Clara runs on Sundays."]
+            op.output("facts", facts, category="facts")
+            op.output("episode", "\n".join(facts), category="episode")
+            op.output("fact-1", facts[0])
+            run.memory("episode-1").create({"memory": "\n".join(facts)}, by=op)
+        case = run.case("What is the name of Clara's dog?", gold="Pepper", evidence=["D1:1"])
+        with mt.op("answer", category="response") as op:
+            prediction = op.output("prediction", "Rex", category="prediction")
+        case.predict("Rex", var=prediction)
+        case.judge(False)
+    with mt.open(workspace) as ws:
+        (claim,) = attribute(ws, "flow")
+        assert claim.error_type == "ExtractionError", claim.explanation
+        patch, repair = build_repair(ws, claim)
+    assert patch is not None and "facts, episode" in repair
+    outputs = patch[claim.op_id]["outputs"]
+    assert set(outputs) == {"facts", "episode"}  # fact-1 holds one fact: no summary
+    restored = outputs["facts"][-1]
+    assert "Pepper" in restored and outputs["episode"].split("\n") == [*facts, restored]
