@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 import memtrace as mt
-from conftest import OpenWorkspace
 from memtrace.attribution.all_at_once import AllAtOnceMethod, case_ops, prompt_tokens
 from memtrace.attribution.model import PathRole
 from memtrace.datasets import sample_conversation
@@ -150,9 +149,9 @@ def test_bad_json_is_retried_and_a_hopeless_model_is_undetermined(
 
 
 def test_works_on_the_sql_graph_and_reports_its_settings(
-    workspace: Path, small_run: str, server: ScriptedOpenAIServer, open_ws: OpenWorkspace
+    workspace: Path, small_run: str, server: ScriptedOpenAIServer
 ) -> None:
-    with open_ws(workspace) as ws:
+    with mt.open(workspace) as ws:
         graph = ws.graph(small_run)
         (case,) = ws.cases(small_run)
         update = next(op.id for op in graph.ops_by_category("update"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import memtrace as mt
-from conftest import OpenWorkspace
 from memtrace.attribution import FlowMethod
 from memtrace.attribution.support import OverlapScorer, answer_items, carrying_part
 
@@ -59,9 +58,7 @@ def test_a_message_stating_none_of_the_answer_carries_an_item_no_message_states(
     assert carrying_part(target, [("ctx@1", school)], scorer) is not None
 
 
-def test_the_trim_that_dropped_the_line_stating_the_answer_is_blamed(
-    tmp_path: Path, open_ws: OpenWorkspace
-) -> None:
+def test_the_trim_that_dropped_the_line_stating_the_answer_is_blamed(tmp_path: Path) -> None:
     """A window keeps a line of the evidence that states nothing of the answer after the line stating
     it was trimmed: the loss that matters is the first trim, whose repair brings the answer back."""
     lines = [
@@ -90,15 +87,13 @@ def test_the_trim_that_dropped_the_line_stating_the_answer_is_blamed(
             prediction = op.output("prediction", "a dog", category="prediction")
         case.predict("a dog", var=prediction)
         case.judge(False)
-    with open_ws(tmp_path) as ws:
+    with mt.open(tmp_path) as ws:
         result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
         assert result.error_type == "UpdateError", result.explanation
         assert ws.graph(run.id).op(result.op_id).name == "first_trim", result.explanation
 
 
-def test_the_extraction_that_dropped_the_message_stating_the_answer_is_blamed(
-    tmp_path: Path, open_ws: OpenWorkspace
-) -> None:
+def test_the_extraction_that_dropped_the_message_stating_the_answer_is_blamed(tmp_path: Path) -> None:
     """Of two extractions that wrote nothing of the evidence, the one that read the message stating
     the answer dropped it; the earlier one read only a message that states none of it."""
     with mt.run(tmp_path, name="two-extractions") as run:
@@ -118,7 +113,7 @@ def test_the_extraction_that_dropped_the_message_stating_the_answer_is_blamed(
             prediction = op.output("prediction", "a dog", category="prediction")
         case.predict("a dog", var=prediction)
         case.judge(False)
-    with open_ws(tmp_path) as ws:
+    with mt.open(tmp_path) as ws:
         result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
         assert result.error_type == "ExtractionError", result.explanation
         assert ws.graph(run.id).op(result.op_id).name == "extract_snake", result.explanation

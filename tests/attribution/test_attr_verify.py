@@ -258,16 +258,14 @@ def test_an_extraction_repair_writes_the_fact_as_a_correct_extraction_would(
     )
 
 
-def test_an_extraction_repair_says_which_question_a_reply_answers(
-    workspace: Path, open_ws: OpenWorkspace
-) -> None:
+def test_an_extraction_repair_says_which_question_a_reply_answers(workspace: Path) -> None:
     """ "Pepperoni of course!" is no fact a question about pizza can find; with its question it is."""
     with mt.run(workspace, name="t") as run, mt.op("load_session", category="construction") as op:
         op.output("session_9.date", "1:56 pm on 4 May, 2022", category="session_date")
         asked = op.output("D9:17", "John: Pizza? Which one do you love the most?", category="message")
         reply = op.output("D9:18", "James: Pepperoni of course!", category="message")
         aside = op.output("D9:19", "James: I also like cheese.", category="message")
-    with open_ws(workspace) as ws:
+    with mt.open(workspace) as ws:
         graph = ws.view(run.id)
         read = {asked, reply}
         assert ideal_fact(graph, graph.var(reply), read) == (
@@ -280,9 +278,7 @@ def test_an_extraction_repair_says_which_question_a_reply_answers(
         assert "answering" not in ideal_fact(graph, graph.var(aside), {reply, aside})
 
 
-def test_a_run_memtrace_cannot_reexecute_says_no_replay_was_run(
-    workspace: Path, open_ws: OpenWorkspace
-) -> None:
+def test_a_run_memtrace_cannot_reexecute_says_no_replay_was_run(workspace: Path) -> None:
     """A graph recorded without the runner (or imported) has no snapshots: not "the replay failed"."""
     with mt.run(workspace, name="hand-made") as run:
         with mt.op("load_session", category="construction") as op:
@@ -296,7 +292,7 @@ def test_a_run_memtrace_cannot_reexecute_says_no_replay_was_run(
             prediction = op.output("prediction", "Rex", category="prediction")
         case.predict("Rex", var=prediction)
         case.judge(False)
-    with open_ws(workspace) as ws:
+    with mt.open(workspace) as ws:
         (claim,) = attribute(ws, "flow")
         assert claim.error_type == "ExtractionError", claim.explanation
     (outcome,) = verify_all(workspace, method="flow")
