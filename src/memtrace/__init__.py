@@ -11,11 +11,12 @@ results = mt.attribute(ws)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import FormatError, MemtraceError, NotFoundError, WorkspaceError
 from .graph import Workspace
 from .graph import open_workspace as open
+from .lazy import lazy_exports
 from .trace import (
     current_op,
     current_run,
@@ -59,19 +60,7 @@ _LAZY_EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY_EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memtrace' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY_EXPORTS, globals())
 
 
 __version__ = "0.1.0"
