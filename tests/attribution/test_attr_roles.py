@@ -7,13 +7,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from attrhelpers import attributed_mem0_run
 
 import memtrace as mt
 from conftest import OpenWorkspace
 from memtrace.attribution.agent import _answer
 from memtrace.attribution.agent_tools import Finish
 from memtrace.attribution.all_at_once import _result
-from memtrace.attribution.engine import attribute
 from memtrace.attribution.model import (
     Attribution,
     Cost,
@@ -23,9 +23,6 @@ from memtrace.attribution.model import (
     save_attribution,
 )
 from memtrace.attribution.verify import verify
-from memtrace.datasets import sample_conversation
-from memtrace.systems import run_conversation
-from memtrace.systems.registry import system_class
 
 REPAIRABLE = ("RetrievalError", "DeletionError", "UpdateError")
 
@@ -34,11 +31,7 @@ REPAIRABLE = ("RetrievalError", "DeletionError", "UpdateError")
 def mem0_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A Mem0 run with a small top-k over the sample, attributed by flow (retrieval and deletion claims)."""
     path = tmp_path_factory.mktemp("roles")
-    mem0 = system_class("mem0")
-    run = run_conversation(mem0(mem0.Config(top_k=2)), sample_conversation(0), path)
-    with mt.open(path) as ws:
-        attribute(ws, "flow")
-    return path, run.run_id
+    return path, attributed_mem0_run(path)
 
 
 def test_agent_and_all_at_once_claims_are_verified_like_flows(

@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from attrhelpers import attributed_mem0_run
 
 import memtrace as mt
 from conftest import OpenWorkspace
@@ -47,11 +48,7 @@ def retrieving(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A Mem0 run with a small top-k over the sample, attributed by flow: retrieval, deletion and
     response claims."""
     path = tmp_path_factory.mktemp("mem0")
-    mem0 = system_class("mem0")
-    run = run_conversation(mem0(mem0.Config(top_k=2)), sample_conversation(0), path)
-    with mt.open(path) as ws:
-        attribute(ws, "flow")
-    return path, run.run_id
+    return path, attributed_mem0_run(path)
 
 
 def test_verification_never_moves_a_claim_and_records_the_answer_step_beside_it(
