@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from mem0helpers import Decision, Mem0Script, Mem0Server, close_memory, mem0_settings
 
+from conftest import OpenWorkspace
+
 mem0 = pytest.importorskip("mem0", reason="mem0ai is not installed (pip install 'memtrace[mem0ai]')")
 
 from llmhelpers import Reply  # noqa: E402
@@ -71,17 +73,9 @@ def memory(server: Mem0Server, tmp_path: Path) -> Iterator[Any]:
 
 
 @pytest.fixture
-def view(workspace: Path) -> Iterator[Callable[[], GraphView]]:
-    """Opens the workspace (kept open until the test ends) and loads the run `mem0`."""
-    opened: list[Any] = []
-
-    def load() -> GraphView:
-        opened.append(mt.open(workspace))
-        return opened[-1].view("mem0")
-
-    yield load
-    for ws in opened:
-        ws.close()
+def view(workspace: Path, open_ws: OpenWorkspace) -> Callable[[], GraphView]:
+    """Loads the run `mem0` (the workspace stays open until the test ends: `open_ws` closes it)."""
+    return lambda: open_ws(workspace).view("mem0")
 
 
 def serialize_store(memory: Any) -> None:
