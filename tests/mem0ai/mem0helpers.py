@@ -129,6 +129,26 @@ class Mem0Script:
         return "Not mentioned in the conversation."
 
 
+def caroline_script(more_facts: dict[str, list[str]] | None = None) -> Mem0Script:
+    """Caroline moves within Boston (an UPDATE) and gives her guitar away (a DELETE), plus `more_facts`
+    (message fragment -> facts), as the adapter's sync and async tests script mem0's model."""
+    return Mem0Script(
+        facts={
+            "moved to Boston": ["Caroline lives in Boston"],
+            "Back Bay": ["Caroline moved to Back Bay in Boston"],
+            "gave away": ["Caroline gave away her guitar"],
+            "guitar named": ["Caroline has a guitar named Blue"],
+            **(more_facts or {}),
+        },
+        decisions={
+            "Caroline moved to Back Bay in Boston": Decision(
+                "UPDATE", old="lives in Boston", text="Caroline lives in Back Bay, Boston"
+            ),
+            "Caroline gave away her guitar": Decision("DELETE", old="guitar named Blue"),
+        },
+    )
+
+
 class Mem0Server(ScriptedOpenAIServer):
     """The scripted OpenAI-compatible server with mem0's script and word-bag embeddings of the size
     each request asks for."""

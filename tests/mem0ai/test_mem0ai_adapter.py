@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mem0helpers import Decision, Mem0Script, Mem0Server, close_memory, make_memory
+from mem0helpers import Mem0Script, Mem0Server, caroline_script, close_memory, make_memory
 
 mem0 = pytest.importorskip("mem0", reason="mem0ai is not installed (pip install 'memtrace[mem0ai]')")
 
@@ -26,20 +26,7 @@ USER = "caroline"
 
 @pytest.fixture
 def script() -> Mem0Script:
-    return Mem0Script(
-        facts={
-            "moved to Boston": ["Caroline lives in Boston"],
-            "Back Bay": ["Caroline moved to Back Bay in Boston"],
-            "gave away": ["Caroline gave away her guitar"],
-            "guitar named": ["Caroline has a guitar named Blue"],
-        },
-        decisions={
-            "Caroline moved to Back Bay in Boston": Decision(
-                "UPDATE", old="lives in Boston", text="Caroline lives in Back Bay, Boston"
-            ),
-            "Caroline gave away her guitar": Decision("DELETE", old="guitar named Blue"),
-        },
-    )
+    return caroline_script()
 
 
 @pytest.fixture

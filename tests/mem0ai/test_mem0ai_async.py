@@ -15,7 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from mem0helpers import Decision, Mem0Script, Mem0Server, close_memory, mem0_settings
+from mem0helpers import Mem0Script, Mem0Server, caroline_script, close_memory, mem0_settings
 
 from conftest import OpenWorkspace
 
@@ -38,23 +38,13 @@ USER = "caroline"
 
 @pytest.fixture
 def script() -> Mem0Script:
-    return Mem0Script(
-        facts={
-            "moved to Boston": ["Caroline lives in Boston"],
-            "Back Bay": ["Caroline moved to Back Bay in Boston"],
-            "gave away": ["Caroline gave away her guitar"],
-            "guitar named": ["Caroline has a guitar named Blue"],
+    return caroline_script(
+        {
             "adopted a cat": ["Melanie has a cat named Luna"],
             "violin": ["Melanie is learning the violin"],
             "Denver": ["Caroline visits her parents in Denver"],
             "landscapes": ["Caroline paints landscapes"],
-        },
-        decisions={
-            "Caroline moved to Back Bay in Boston": Decision(
-                "UPDATE", old="lives in Boston", text="Caroline lives in Back Bay, Boston"
-            ),
-            "Caroline gave away her guitar": Decision("DELETE", old="guitar named Blue"),
-        },
+        }
     )
 
 
