@@ -33,8 +33,8 @@ from rich.table import Table
 import memtrace as mt
 from _common import code_version
 from memtrace.graph import Workspace
-from memtrace.graph.io.otel import run_spans, send_spans, span_exporter, write_otlp_file
-from memtrace.graph.io.otel_import import import_otlp
+from memtrace.interop.otlp.export import run_spans, send_spans, span_exporter, write_otlp_file
+from memtrace.interop.otlp.importer import import_otlp
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
 

@@ -244,7 +244,7 @@ def test_export_without_out_writes_inside_the_current_folder(tmp_path: Path, run
 def test_a_folder_import_with_one_bad_file_writes_nothing(
     recorded_workspace: Path, tmp_path: Path, open_ws: OpenWorkspace
 ) -> None:
-    from memtrace.graph.io import load_memtracebench, write_smartcomment
+    from memtrace.interop import load_memtracebench, write_smartcomment
 
     folder = tmp_path / "bench" / "rag"
     folder.mkdir(parents=True)

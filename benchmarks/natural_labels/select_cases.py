@@ -26,7 +26,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name("cases.json"))
     args = parser.parse_args()
 
-    claimed = {(a["run_id"], a["case_id"]): a["error_type"] for a in json.loads(args.attributions.read_text())}
+    claimed = {
+        (a["run_id"], a["case_id"]): a["error_type"] for a in json.loads(args.attributions.read_text())
+    }
     rng = random.Random(SEED)
     pools: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     conversations: set[str] = set()
@@ -60,7 +62,7 @@ def main() -> None:
         for i, kind in enumerate(others):
             quota[kind] = (PER_SYSTEM // 2) // len(others) + (1 if i < (PER_SYSTEM // 2) % len(others) else 0)
         spare = 0
-        for kind in others + ["ResponseError"]:
+        for kind in [*others, "ResponseError"]:
             pool = sorted(kinds.get(kind, []), key=lambda r: (r["run"], r["case_id"]))
             want = quota.get(kind, 0) + spare
             take = rng.sample(pool, min(want, len(pool)))

@@ -16,7 +16,7 @@ from memtrace.attribution.anatomy import case_anatomy
 from memtrace.attribution.baselines import LastOpMethod, RandomMethod
 from memtrace.attribution.support import value_words
 from memtrace.graph import Edge, GraphView, Store
-from memtrace.graph.io import read_smartcomment, write_imported
+from memtrace.interop import read_smartcomment, write_imported
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "io"))
 from membase_graphs import IDK, Recorded, membase_graphs

@@ -173,7 +173,7 @@ def test_memtracebench_directory_input(bench_dir: Path) -> None:
 
 
 def test_imported_messages_resolve_by_full_id_and_bare_name(bench_dir: Path, tmp_path: Path) -> None:
-    from memtrace.graph.io import load_memtracebench
+    from memtrace.interop import load_memtracebench
 
     with mt.Workspace(tmp_path / "ws", create=True) as ws:
         (run,) = load_memtracebench(ws.store, bench_dir, splits="rag")

@@ -9,7 +9,7 @@ from pathlib import Path
 import memtrace as mt
 from conftest import OpenWorkspace
 from memtrace.bench.memtracebench import evaluate_memtracebench
-from memtrace.graph.io import export_smartcomment
+from memtrace.interop import export_smartcomment
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "attribution"))
 from test_attr_flow import build

@@ -9,7 +9,7 @@ import pytest
 from iohelpers import fresh_graph, run_rows
 
 from memtrace.graph import FormatError, Store
-from memtrace.graph.io import import_smartcomment
+from memtrace.interop import import_smartcomment
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 from iohelpers import NATIVE_RUN_ID, fresh_graph, run_rows, write_native_run
 
 from memtrace.graph import FormatError, Store
-from memtrace.graph.io import import_jsonl, import_smartcomment, write_jsonl
+from memtrace.interop import import_jsonl, import_smartcomment, write_jsonl
 
 
 @pytest.fixture

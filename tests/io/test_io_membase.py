@@ -16,7 +16,7 @@ from smartcomment import comment_graph, comment_op, comment_session
 from smartcomment.runtime import ExecNetwork
 
 from memtrace.graph import GraphView, Store
-from memtrace.graph.io import export_smartcomment, import_smartcomment
+from memtrace.interop import export_smartcomment, import_smartcomment
 
 
 @functools.cache

@@ -9,7 +9,7 @@ import pytest
 from iohelpers import fresh_graph
 
 from memtrace.graph import FormatError, Store
-from memtrace.graph.io import load_memtracebench
+from memtrace.interop import load_memtracebench
 
 #: split -> the system that recorded it, in load order (the system registry supplies this in memtrace).
 SPLITS = {"rag": "rag", "mem0": "mem0"}

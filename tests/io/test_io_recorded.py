@@ -9,7 +9,7 @@ from smartcomment.runtime import ExecNetwork
 
 import memtrace as mt
 from memtrace.graph import GraphView, Store
-from memtrace.graph.io import export_smartcomment, import_jsonl, read_smartcomment, write_jsonl
+from memtrace.interop import export_smartcomment, import_jsonl, read_smartcomment, write_jsonl
 
 
 def _record(workspace: Path) -> str:

@@ -12,7 +12,7 @@ from membase_graphs import write_membase_bench
 
 import memtrace as mt
 from memtrace.graph import AmbiguousRunError, NotFoundError
-from memtrace.graph.io import import_smartcomment, load_memtracebench, write_smartcomment
+from memtrace.interop import import_smartcomment, load_memtracebench, write_smartcomment
 
 MEMTRACE = Path(sys.executable).with_name("memtrace")
 

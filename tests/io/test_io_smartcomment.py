@@ -10,10 +10,10 @@ from iohelpers import NATIVE_RUN_ID, fresh_graph, write_native_run
 from smartcomment.runtime import ExecNetwork
 
 from memtrace.graph import Case, FormatError, GraphView, Store
-from memtrace.graph.io import export_smartcomment, import_smartcomment, read_smartcomment, write_smartcomment
-from memtrace.graph.io._order import priority_order
-from memtrace.graph.io._sc_values import respell
 from memtrace.graph.rows import case_row
+from memtrace.interop import export_smartcomment, import_smartcomment, read_smartcomment, write_smartcomment
+from memtrace.interop.smartcomment._order import priority_order
+from memtrace.interop.smartcomment._values import respell
 
 
 @pytest.fixture

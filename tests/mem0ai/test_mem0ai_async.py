@@ -25,11 +25,11 @@ from llmhelpers import Reply  # noqa: E402
 
 import memtrace as mt  # noqa: E402
 from memtrace.adapters.mem0ai import mem0_version, pipeline_for, trace, untrace  # noqa: E402
+from memtrace.adapters.mem0ai.parts import embedder_in_process, store_is_remote  # noqa: E402
+from memtrace.adapters.mem0ai.state import AddStep  # noqa: E402
 from memtrace.errors import MemtraceError  # noqa: E402
 from memtrace.graph import GraphView  # noqa: E402
-from memtrace.graph.io.otel import plan_run  # noqa: E402
-from memtrace.systems.adapters.mem0ai_parts import embedder_in_process, store_is_remote  # noqa: E402
-from memtrace.systems.adapters.mem0ai_state import AddStep  # noqa: E402
+from memtrace.interop.otlp.export import plan_run  # noqa: E402
 
 PIPELINE = pipeline_for(mem0_version())
 CLASSIC = PIPELINE == "classic"

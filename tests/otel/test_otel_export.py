@@ -15,8 +15,8 @@ from opentelemetry.trace import SpanKind
 from otel_pipeline import QUESTION, record_memory_pipeline
 
 from memtrace.graph import Workspace
-from memtrace.graph.io.otel import run_spans
-from memtrace.graph.io.otel_spans import EvaluationResult, span_id_of, trace_id_of
+from memtrace.interop.otlp.export import run_spans
+from memtrace.interop.otlp.spans import EvaluationResult, span_id_of, trace_id_of
 
 
 @pytest.fixture

@@ -17,10 +17,10 @@ from otel_pipeline import record_memory_pipeline
 import memtrace as mt
 from conftest import OpenWorkspace, run_cli_in_process
 from memtrace.graph import FormatError, Workspace
-from memtrace.graph.io._otlp_wire import read_otlp_file
-from memtrace.graph.io.otel import run_spans, write_otlp_file
-from memtrace.graph.io.otel_cases import CaseSpec, read_cases_file
-from memtrace.graph.io.otel_import import import_otlp
+from memtrace.interop.otlp._wire import read_otlp_file
+from memtrace.interop.otlp.cases import CaseSpec, read_cases_file
+from memtrace.interop.otlp.export import run_spans, write_otlp_file
+from memtrace.interop.otlp.importer import import_otlp
 
 
 def _write_pb(path: Path) -> Path:

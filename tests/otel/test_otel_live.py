@@ -16,8 +16,8 @@ from otel_pipeline import record_memory_pipeline
 
 import memtrace as mt
 from memtrace.graph import Workspace
-from memtrace.graph.io.otel import run_spans
-from memtrace.trace.otel_sink import OtelSink
+from memtrace.interop.otlp.export import run_spans
+from memtrace.interop.otlp.sink import OtelSink
 
 
 def _shape(spans: list) -> dict[str, tuple]:

@@ -23,8 +23,8 @@ pytest.importorskip("opentelemetry.exporter.otlp.proto.grpc", reason="the otel e
 from otel_pipeline import record_memory_pipeline
 
 from memtrace.graph import Workspace
-from memtrace.graph.io.otel import export_otlp
-from memtrace.graph.io.otel_spans import trace_id_of
+from memtrace.interop.otlp.export import export_otlp
+from memtrace.interop.otlp.spans import trace_id_of
 
 PHOENIX_PYTHON = os.environ.get("MEMTRACE_PHOENIX_PYTHON")
 pytestmark = [

@@ -22,8 +22,8 @@ from opentelemetry.sdk.trace.export import SpanExportResult
 
 from conftest import CTRL_C_AS_IN_A_TERMINAL, OutputLines, stop_process
 from memtrace.graph import Workspace
-from memtrace.graph.io.otel import otlp_json
-from memtrace.graph.io.otel_receiver import OtlpReceiver
+from memtrace.interop.otlp.export import otlp_json
+from memtrace.interop.otlp.receiver import OtlpReceiver
 
 
 @pytest.fixture

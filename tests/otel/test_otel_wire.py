@@ -14,8 +14,8 @@ from otlp_receivers import GrpcTestReceiver, HttpTestReceiver, attributes_of, sp
 from conftest import run_cli_in_process
 from memtrace.attribution.model import load_attributions
 from memtrace.graph import MemtraceError, Workspace
-from memtrace.graph.io.otel import export_otlp
-from memtrace.graph.io.otel_spans import trace_id_of
+from memtrace.interop.otlp.export import export_otlp
+from memtrace.interop.otlp.spans import trace_id_of
 
 
 def _check_received(spans: list, workspace: Path, run_id: str) -> None:

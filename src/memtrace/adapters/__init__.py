@@ -1,4 +1,1 @@
-"""The public face of the adapters that trace other packages' memory systems (`memtrace.adapters.mem0ai`).
-
-The code lives in `memtrace.systems.adapters`; this package only re-exports it under a short path.
-"""
+"""Adapters that trace other packages' memory systems as they run: `memtrace.adapters.mem0ai`."""

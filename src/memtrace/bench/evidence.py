@@ -62,7 +62,7 @@ def _open_source(source: Workspace | str | Path, stack: ExitStack, splits: Seque
         return stack.enter_context(Workspace(path))
     if not path.is_dir():
         raise MemtraceError(f"{path}: neither a memtrace workspace nor a MemTraceBench directory")
-    from ..graph.io import load_memtracebench
+    from ..interop import load_memtracebench
     from ..systems.registry import memtracebench_splits
 
     folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="memtrace-bench-"))

@@ -20,8 +20,8 @@ from ..attribution.engine import make_method
 from ..datasets import load_dataset
 from ..errors import MemtraceError
 from ..graph import Workspace
-from ..graph.io import export_smartcomment
 from ..graph.journal import ingest_journal, journal_path
+from ..interop import export_smartcomment
 from ..progress import Progress, no_progress
 from ..systems import run_conversation
 from ..systems.registry import system_class

@@ -1,6 +1,6 @@
 """`memtrace bench memtracebench`: score an attribution method against MemTraceBench-style gold labels.
 
-Loads `<dir>/<split>/*.json` (graph/io), runs the method on every annotated case and reports, per
+Loads `<dir>/<split>/*.json` (interop), runs the method on every annotated case and reports, per
 split: operation accuracy (exact `final_op_id`), error-type accuracy, the Undetermined rate,
 average tokens and seconds per case, and a confusion matrix of error types. Non-memory labels
 (AnnotationError, JudgeError) are counted apart, as the paper drops them. Every attribution is stored
@@ -21,7 +21,7 @@ from ..attribution.evidence import METHODS as EVIDENCE_METHODS
 from ..attribution.model import Attribution, save_attribution, settings_key
 from ..errors import MemtraceError
 from ..graph import Workspace
-from ..graph.io import load_memtracebench
+from ..interop import load_memtracebench
 from ..progress import Progress, no_progress
 from ..systems.registry import memtracebench_splits
 from ..vocabulary import ErrorType

@@ -51,7 +51,7 @@ def export(
 
     Stored attributions ride along as gen_ai.evaluation.result events on each failed answer's span.
     """
-    from ..graph.io import write_jsonl, write_smartcomment
+    from ..interop import write_jsonl, write_smartcomment
 
     workspace, (run_value,) = split_workspace(workspace_alias, [workspace_arg, run_arg])
     run = require(run_value, "RUN")

@@ -49,7 +49,7 @@ def import_(
 
     A file (protobuf or OTLP/JSON), or live with --listen; memory record ids become the units.
     """
-    from ..graph.io import import_jsonl, import_smartcomment, load_memtracebench
+    from ..interop import import_jsonl, import_smartcomment, load_memtracebench
     from ..systems.registry import memtracebench_splits
 
     if format not in ("auto", "otlp"):

@@ -14,7 +14,7 @@ from rich.console import Console
 from ..attribution.model import load_attributions
 from ..errors import MemtraceError
 from ..graph import Workspace
-from ..graph.io.otel_spans import EvaluationResult
+from ..interop.otlp.spans import EvaluationResult
 
 
 def attribution_results(ws: Workspace, run_id: str, *, content: bool) -> list[EvaluationResult]:
@@ -53,7 +53,7 @@ def export_run(
     timeout: float,
 ) -> str:
     """Send or write one run's spans; returns the line to print."""
-    from ..graph.io.otel import require_otel, run_spans, send_spans, span_exporter, write_otlp_file
+    from ..interop.otlp.export import require_otel, run_spans, send_spans, span_exporter, write_otlp_file
 
     require_otel()
     if endpoint is None and out is None:
@@ -86,8 +86,8 @@ def looks_like_otlp(path: Path) -> bool:
 
 def import_file(ws: Workspace, source: Path, *, name: str | None, cases: Path | None) -> list[str]:
     """Import an OTLP file; returns the ids of the runs written."""
-    from ..graph.io.otel_cases import read_cases_file
-    from ..graph.io.otel_import import import_otlp
+    from ..interop.otlp.cases import read_cases_file
+    from ..interop.otlp.importer import import_otlp
 
     specs = read_cases_file(cases) if cases is not None else []
     return [run.id for run in import_otlp(ws.store, source, name=name, cases=specs)]
@@ -95,8 +95,8 @@ def import_file(ws: Workspace, source: Path, *, name: str | None, cases: Path | 
 
 def listen(ws: Workspace, address: str, *, cases: Path | None, console: Console) -> None:
     """Serve as an OTLP/HTTP receiver until interrupted, importing each trace as it arrives."""
-    from ..graph.io.otel_cases import read_cases_file
-    from ..graph.io.otel_receiver import OtlpReceiver
+    from ..interop.otlp.cases import read_cases_file
+    from ..interop.otlp.receiver import OtlpReceiver
 
     host, _, port_text = address.rpartition(":")
     if not port_text.isdigit():

@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ..adapters.mem0ai.tracer import Mem0Tracer, trace
 from ..datasets import Question, Session
 from ..errors import MemtraceError
-from .adapters.mem0ai import Mem0Tracer, trace
 from .answering import answer_question
 from .base import Answer, MemorySystem, Message, SystemConfig
 

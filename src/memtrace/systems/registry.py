@@ -127,7 +127,7 @@ def system_routes(name: str | None) -> tuple[Route, ...]:
 
 def memtracebench_splits() -> dict[str, str]:
     """MemTraceBench split -> the registered system that declares it, in registration order (what
-    `graph.io.load_memtracebench(systems=...)` takes, since graph/ knows no system)."""
+    `interop.load_memtracebench(systems=...)` takes, since graph/ knows no system)."""
     splits: dict[str, str] = {}
     for name, cls in loadable_systems().items():
         if cls.memtracebench_split:

@@ -44,7 +44,7 @@ def run(
     if not switch.enabled:
         return NoopRecorder()
     if otel is not False and otel is not None:
-        from .otel_sink import OtelSink
+        from ..interop.otlp.sink import OtelSink
 
         sinks = (*sinks, OtelSink(None if otel is True else otel))
     return Recorder(

@@ -1,32 +1,29 @@
-"""Import and export of run graphs: smartcomment JSON (MemTraceBench) and memtrace's own JSONL.
+"""Moved to `memtrace.interop` (file and wire formats); this path works for one release, with a warning."""
 
-OpenTelemetry (OTLP) export and import live in otel*.py beside these and are imported by name, not
-from here: they need the `memtrace[otel]` extra.
+from ...moved import alias_moved_modules
 
-Every importer validates a whole file before it writes, then writes one run in one transaction:
-a broken file raises `FormatError` and leaves the workspace exactly as it was.
-"""
-
-from .jsonl import import_jsonl, write_jsonl
-from .memtracebench import load_memtracebench, memtracebench_files
-from .smartcomment import (
-    ImportedRun,
-    export_smartcomment,
-    import_smartcomment,
-    read_smartcomment,
-    write_imported,
-    write_smartcomment,
+__getattr__ = alias_moved_modules(
+    __name__,
+    "memtrace.interop",
+    {
+        "_common": "memtrace.interop._common",
+        "_order": "memtrace.interop.smartcomment._order",
+        "annotations": "memtrace.interop.annotations",
+        "jsonl": "memtrace.interop.jsonl",
+        "memtracebench": "memtrace.interop.memtracebench",
+        "smartcomment": "memtrace.interop.smartcomment.graphs",
+        "_sc_cases": "memtrace.interop.smartcomment._cases",
+        "_sc_deletions": "memtrace.interop.smartcomment._deletions",
+        "_sc_export": "memtrace.interop.smartcomment._export",
+        "_sc_parse": "memtrace.interop.smartcomment._parse",
+        "_sc_schema": "memtrace.interop.smartcomment._schema",
+        "_sc_values": "memtrace.interop.smartcomment._values",
+        "otel": "memtrace.interop.otlp.export",
+        "otel_cases": "memtrace.interop.otlp.cases",
+        "otel_import": "memtrace.interop.otlp.importer",
+        "otel_receiver": "memtrace.interop.otlp.receiver",
+        "otel_spans": "memtrace.interop.otlp.spans",
+        "_otel_attrs": "memtrace.interop.otlp._attrs",
+        "_otlp_wire": "memtrace.interop.otlp._wire",
+    },
 )
-
-__all__ = [
-    "ImportedRun",
-    "export_smartcomment",
-    "import_jsonl",
-    "import_smartcomment",
-    "load_memtracebench",
-    "memtracebench_files",
-    "read_smartcomment",
-    "write_imported",
-    "write_jsonl",
-    "write_smartcomment",
-]

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ...trace import OpScope
-from .mem0ai_parts import Mem0Swallowed, Pipeline, decision_events, extracted_facts
-from .mem0ai_state import AddStep, add_step, new_op
+from .parts import Mem0Swallowed, Pipeline, decision_events, extracted_facts
+from .state import AddStep, add_step, new_op
 
 
 class StepsMixin:

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import FormatError
-from ..model import MEMORY_ENTRY
-from ._common import parse_sc_time, stable_id
+from ...graph.model import MEMORY_ENTRY
+from .._common import parse_sc_time, stable_id
 from ._order import priority_order
-from ._sc_schema import NONE_NODE, NONE_OP, RETRIEVAL, full_name_of
+from ._schema import NONE_NODE, NONE_OP, RETRIEVAL, full_name_of
 
 
 class Checker:

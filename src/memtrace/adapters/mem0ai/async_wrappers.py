@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .mem0ai_state import add_step
+from .state import add_step
 
 if TYPE_CHECKING:
     from ...trace import OpScope
-    from .mem0ai_state import AddStep
+    from .state import AddStep
 
 
 class AsyncWrappers:

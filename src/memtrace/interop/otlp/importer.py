@@ -23,16 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import FormatError
+from ...graph.model import MEMORY_ENTRY, QUERY_VAR, RUN_COMPLETE, Case, Run
+from ...graph.rows import RunRows, case_row, dumps_or_none
+from ...graph.store import Store
+from ...graph.values import encode_value
 from ...vocabulary import CaseVerdict
-from ..model import MEMORY_ENTRY, QUERY_VAR, RUN_COMPLETE, Case, Run
-from ..rows import RunRows, case_row, dumps_or_none
-from ..store import Store
-from ..values import encode_value
-from . import _otel_attrs as read
-from . import otel_spans as keys
-from ._common import stable_id
-from ._otlp_wire import WireSpan, read_otlp_file
-from .otel_cases import CaseSpec
+from .._common import stable_id
+from . import _attrs as read
+from . import spans as keys
+from ._wire import WireSpan, read_otlp_file
+from .cases import CaseSpec
 
 _CATEGORY = {
     keys.CREATE: "update",

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ...errors import MemtraceError
+from ...graph.model import MEMORY_ENTRY, Case, Run
+from ...graph.store import Store
+from ...graph.view import GraphView
 from ...vocabulary import CaseVerdict
-from ..model import MEMORY_ENTRY, Case, Run
-from ..store import Store
-from ..view import GraphView
-from .otel_spans import (
+from .spans import (
     EvaluationResult,
     SpanSpec,
     evaluation_event,

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import FormatError
-from ..model import MEMORY_ENTRY, RUN_COMPLETE, Annotation, Case, Edge, Operation, Run, VariableVersion
-from ..rows import RunRows, case_row, edge_row, op_row, var_row
-from ..store import Store
-from ..values import encode_value
-from ._common import compact, load_json_file, parse_sc_time, stable_id
-from ._sc_cases import annotation_cases, judged_cases, merge_cases, native_cases
-from ._sc_deletions import (
+from ...graph.model import MEMORY_ENTRY, RUN_COMPLETE, Annotation, Case, Edge, Operation, Run, VariableVersion
+from ...graph.rows import RunRows, case_row, edge_row, op_row, var_row
+from ...graph.store import Store
+from ...graph.values import encode_value
+from .._common import compact, load_json_file, parse_sc_time, stable_id
+from ._cases import annotation_cases, judged_cases, merge_cases, native_cases
+from ._deletions import (
     FILE_CATEGORY,
     MARKER_CATEGORY,
     deleted_versions,
@@ -34,9 +34,9 @@ from ._sc_deletions import (
     interleave,
     marker_deletions,
 )
-from ._sc_export import export_smartcomment, write_smartcomment
-from ._sc_parse import Checker, assign_seqs, memtrace_meta, op_inputs, parse_graph, retrieval_reads
-from ._sc_schema import (
+from ._export import export_smartcomment, write_smartcomment
+from ._parse import Checker, assign_seqs, memtrace_meta, op_inputs, parse_graph, retrieval_reads
+from ._schema import (
     COMPUTED_KEYS,
     DELETED,
     EDGE_KEYS,
@@ -46,7 +46,7 @@ from ._sc_schema import (
     OWNER_KEYS,
     TOP_KEYS,
 )
-from ._sc_values import VERBATIM, VERBATIM_TEXT, decode_spelled
+from ._values import VERBATIM, VERBATIM_TEXT, decode_spelled
 
 __all__ = [
     "ImportedRun",

@@ -13,9 +13,9 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ...errors import FormatError
+from ...graph.model import JUDGE_OP_NAME, QUERY_VAR, Annotation, Case
 from ...vocabulary import CaseVerdict, ErrorType
-from ..model import JUDGE_OP_NAME, QUERY_VAR, Annotation, Case
-from ._common import answer_list, unquote, vocabulary_word
+from .._common import answer_list, unquote, vocabulary_word
 
 MEMTRACEBENCH_AUTHOR = "memtracebench"
 JUDGE_CATEGORY = "evaluation"

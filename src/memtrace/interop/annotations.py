@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import QUERY_VAR, Annotation, Case
-from ..store import Store
+from ..graph.model import QUERY_VAR, Annotation, Case
+from ..graph.store import Store
 
 
 def _query_node(store: Store, case: Case) -> str | None:

@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from ...vocabulary import CaseVerdict
-from . import otel_spans as keys
-from ._otlp_wire import WireSpan
+from . import spans as keys
+from ._wire import WireSpan
 
 _PASS = {"pass", "passed", "correct", "true", "right", "good", "yes"}
 _FAIL = {"fail", "failed", "incorrect", "wrong", "false", "bad", "no"}

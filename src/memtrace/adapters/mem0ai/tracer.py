@@ -45,8 +45,8 @@ from typing import Any
 from ...llm.usage import Usage, add_usage
 from ...trace import OpScope
 from ...trace.context import active_run, current_op_var
-from .mem0ai_async import AsyncWrappers
-from .mem0ai_parts import (
+from .async_wrappers import AsyncWrappers
+from .parts import (
     PIPELINE_VERSIONS,
     Handoffs,
     Pipeline,
@@ -57,7 +57,7 @@ from .mem0ai_parts import (
     pipeline_for,
     store_is_remote,
 )
-from .mem0ai_state import (
+from .state import (
     AddStep,
     SearchRecord,
     WritesMixin,
@@ -67,7 +67,7 @@ from .mem0ai_state import (
     new_op,
     under_open_decision,
 )
-from .mem0ai_steps import StepsMixin
+from .steps import StepsMixin
 
 __all__ = ["Mem0Tracer", "SearchRecord", "trace", "untrace"]
 

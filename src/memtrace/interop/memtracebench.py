@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from ...errors import FormatError
-from ..model import Run
-from ..store import Store
-from .smartcomment import read_smartcomment, write_imported_in
+from ..errors import FormatError
+from ..graph.model import Run
+from ..graph.store import Store
+from .smartcomment.graphs import read_smartcomment, write_imported_in
 
 Progress = Callable[[int, int, Path], None]
 

@@ -1,7 +1,7 @@
 """How one recorded operation looks as an OpenTelemetry GenAI span: name, attributes, links, ids.
 
 Pure mapping over the graph model (no OpenTelemetry import), shared by the after-the-fact exporter
-(otel.py, reading a stored run) and the live sink (trace/otel_sink.py, fed as the run records), so
+(export.py, reading a stored run) and the live sink (sink.py, fed as the run records), so
 that a run looks the same either way. It follows the GenAI semantic conventions (status
 Development): memory spans carry `gen_ai.operation.name` = create_memory | update_memory |
 upsert_memory | delete_memory | search_memory with `gen_ai.memory.store.id` and the record ids;
@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...graph.model import MEMORY_ENTRY, Case, Operation, Run, VariableVersion
 from ...vocabulary import CaseVerdict
-from ..model import MEMORY_ENTRY, Case, Operation, Run, VariableVersion
 
 # -- attribute keys (GenAI semantic conventions) -------------------------------------------------
 OPERATION_NAME = "gen_ai.operation.name"

@@ -22,12 +22,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
-from ...errors import FormatError
-from ...vocabulary import CaseVerdict, ErrorType
-from ..model import Annotation, Run
-from ..rows import RunRows, dumps_or_none, loads_or
-from ..store import CASE_COLUMNS, EDGE_COLUMNS, OP_COLUMNS, VAR_COLUMNS, Store
-from ..values import COMPRESSED_SUFFIX, JSON, REPR, TEXT, content_hash
+from ..errors import FormatError
+from ..graph.model import Annotation, Run
+from ..graph.rows import RunRows, dumps_or_none, loads_or
+from ..graph.store import CASE_COLUMNS, EDGE_COLUMNS, OP_COLUMNS, VAR_COLUMNS, Store
+from ..graph.values import COMPRESSED_SUFFIX, JSON, REPR, TEXT, content_hash
+from ..vocabulary import CaseVerdict, ErrorType
 from ._common import NESTED_TOO_DEEPLY, open_text, read_snapshot, vocabulary_word
 
 FORMAT = "memtrace-jsonl"

@@ -2,7 +2,7 @@
 
 Each operation's span starts when the operation starts and ends when it ends, so a trace UI shows
 the run live and export costs no second pass over the workspace. Names, attributes, kinds and links
-are the ones the after-the-fact exporter gives (graph/io/otel_spans.py). The kind (CLIENT for
+are the ones the after-the-fact exporter gives (interop/otlp/spans.py). The kind (CLIENT for
 model calls and operations marked `remote`) is set as the span starts, as OpenTelemetry requires;
 what only the end of an operation tells (which memory records it wrote, so `create_memory` rather
 than the operation's name) is set as it ends. An answer's span stays open until its case is judged,
@@ -16,7 +16,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ..graph.io.otel_spans import (
+from ...graph.model import MEMORY_ENTRY, Case, Edge, Operation, Run, VariableVersion
+from .spans import (
     SpanSpec,
     evaluation_event,
     memory_change,
@@ -25,7 +26,6 @@ from ..graph.io.otel_spans import (
     span_kind,
     verdict_result,
 )
-from ..graph.model import MEMORY_ENTRY, Case, Edge, Operation, Run, VariableVersion
 
 __all__ = ["OtelSink"]
 

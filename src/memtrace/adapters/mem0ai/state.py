@@ -12,7 +12,7 @@ from typing import Any
 from ...graph.values import encode_value
 from ...trace import OpScope
 from ...trace.context import active_run, current_op_var
-from .mem0ai_parts import Pipeline
+from .parts import Pipeline
 
 
 @dataclass(slots=True)

@@ -16,14 +16,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..model import Case, Edge, Operation, Run, VariableVersion
-from ..rows import case_from_row, edge_from_row, op_from_row, var_from_row
-from ..store import CASE_COLUMNS, EDGE_COLUMNS, OP_COLUMNS, VAR_COLUMNS, Store
-from ..values import decode_value
-from ._common import compact, format_sc_time, open_text, read_snapshot, stable_id
-from ._sc_cases import case_record
-from ._sc_deletions import FILE_CATEGORY, SYNTHETIC
-from ._sc_schema import (
+from ...graph.model import Case, Edge, Operation, Run, VariableVersion
+from ...graph.rows import case_from_row, edge_from_row, op_from_row, var_from_row
+from ...graph.store import CASE_COLUMNS, EDGE_COLUMNS, OP_COLUMNS, VAR_COLUMNS, Store
+from ...graph.values import decode_value
+from .._common import compact, format_sc_time, open_text, read_snapshot, stable_id
+from ..annotations import annotation_records
+from ._cases import case_record
+from ._deletions import FILE_CATEGORY, SYNTHETIC
+from ._schema import (
     DELETED,
     NATIVE_FILE,
     NONE_NAME,
@@ -39,8 +40,7 @@ from ._sc_schema import (
     session_record,
     with_trigger,
 )
-from ._sc_values import VERBATIM, VERBATIM_TEXT, respell
-from .annotations import annotation_records
+from ._values import VERBATIM, VERBATIM_TEXT, respell
 
 
 class _Sessions:

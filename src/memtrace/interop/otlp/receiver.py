@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ..model import Run
-from ..store import Store
-from ._otlp_wire import WireSpan, decode_json, decode_protobuf
-from .otel_cases import CaseSpec
-from .otel_import import import_spans
+from ...graph.model import Run
+from ...graph.store import Store
+from ._wire import WireSpan, decode_json, decode_protobuf
+from .cases import CaseSpec
+from .importer import import_spans
 
 TRACES_PATH = "/v1/traces"
 #: Largest request body accepted (OTLP exporters send batches of a few hundred spans).

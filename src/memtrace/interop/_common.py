@@ -19,8 +19,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
-from ...errors import FormatError
-from ..store import Store
+from ..errors import FormatError
+from ..graph.store import Store
 
 #: smartcomment's time stamp format (local time, millisecond resolution when it writes one).
 SC_TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..model import MEMORY_ENTRY, Edge, Operation, VariableVersion
-from ._sc_parse import ParsedGraph, memtrace_meta
-from ._sc_schema import DELETED
+from ...graph.model import MEMORY_ENTRY, Edge, Operation, VariableVersion
+from ._parse import ParsedGraph, memtrace_meta
+from ._schema import DELETED
 
 #: Metadata key of the versions the importer adds (the exporter leaves them out).
 SYNTHETIC = "synthetic"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...errors import FormatError
 from ...vocabulary import CaseVerdict
-from ._common import answer_list
+from .._common import answer_list
 
 
 @dataclass(slots=True)
