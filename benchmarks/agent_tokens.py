@@ -28,7 +28,7 @@ from llmhelpers import ScriptedOpenAIServer, scripted_client  # noqa: E402  (the
 from test_attr_agent import six_steps  # noqa: E402
 
 import memtrace as mt  # noqa: E402
-from memtrace.attribution.agent import AgentMethod  # noqa: E402
+from memtrace.attribution.methods.agent import AgentMethod  # noqa: E402
 from memtrace.datasets import load_dataset, sample_conversation  # noqa: E402
 from memtrace.systems import run_conversation  # noqa: E402
 from memtrace.systems.mem0 import Mem0System  # noqa: E402

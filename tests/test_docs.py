@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memtrace import Workspace
-from memtrace.attribution.methods import method_names, unregister_attributor
+from memtrace.attribution.registry import method_names, unregister_attributor
 from memtrace.systems.registry import system_names, unregister_system
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -36,10 +36,10 @@ from .vocabulary import CaseVerdict, ErrorType, Verdict
 
 if TYPE_CHECKING:
     from .attribution.engine import attribute
-    from .attribution.methods import register_attributor
     from .attribution.model import Attribution
-    from .attribution.verdicts import Verification
-    from .attribution.verify import verify
+    from .attribution.registry import register_attributor
+    from .attribution.verify.counterfactual import verify
+    from .attribution.verify.verdicts import Verification
     from .systems.base import MemorySystem, SystemConfig
     from .systems.registry import register_system
     from .systems.replay import ReplayResult, replay
@@ -48,10 +48,10 @@ if TYPE_CHECKING:
 #: the retrievers or the attributors (`import memtrace` stays as cheap as the tracing API).
 _LAZY_EXPORTS = {
     "attribute": ".attribution.engine",
-    "register_attributor": ".attribution.methods",
+    "register_attributor": ".attribution.registry",
     "Attribution": ".attribution.model",
-    "Verification": ".attribution.verdicts",
-    "verify": ".attribution.verify",
+    "Verification": ".attribution.verify.verdicts",
+    "verify": ".attribution.verify.counterfactual",
     "MemorySystem": ".systems.base",
     "SystemConfig": ".systems.base",
     "register_system": ".systems.registry",

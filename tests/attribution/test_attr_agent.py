@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 import memtrace as mt
-from memtrace.attribution.agent import AgentMethod
-from memtrace.attribution.agent_tools import MAX_FRONTIER, AgentTools
+from memtrace.attribution.methods.agent import AgentMethod
+from memtrace.attribution.methods.agent_tools import MAX_FRONTIER, AgentTools
 from memtrace.attribution.model import Attribution, PathRole, PathStep
 from memtrace.datasets import sample_conversation
 from memtrace.graph import Case, GraphView

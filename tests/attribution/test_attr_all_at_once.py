@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import memtrace as mt
-from memtrace.attribution.all_at_once import AllAtOnceMethod, case_ops, prompt_tokens
+from memtrace.attribution.methods.all_at_once import AllAtOnceMethod, case_ops, prompt_tokens
 from memtrace.attribution.model import PathRole
 from memtrace.datasets import sample_conversation
 from memtrace.graph import Case, GraphView

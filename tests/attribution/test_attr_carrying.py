@@ -6,7 +6,7 @@ from pathlib import Path
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
-from memtrace.attribution.support import OverlapScorer, answer_items, carrying_part
+from memtrace.attribution.evidence.support import OverlapScorer, answer_items, carrying_part
 
 
 def test_a_gold_answer_splits_into_items_but_keeps_its_dates_whole() -> None:

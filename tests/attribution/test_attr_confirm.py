@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memtrace.attribution.support import OverlapScorer, best_part, carrying_part, states_answer
+from memtrace.attribution.evidence.support import OverlapScorer, best_part, carrying_part, states_answer
 
 EVIDENCE = [("D1:7", "Clara: I adopted a dog named Pepper last month! Pepper is a labrador.")]
 QUESTION, GOLD = "What breed is Clara's dog?", ["labrador"]

@@ -10,7 +10,7 @@ import pytest
 
 import memtrace as mt
 from conftest import OpenWorkspace
-from memtrace.attribution.evidence import (
+from memtrace.attribution.evidence.locate import (
     EvidenceLocator,
     build_query,
     is_message_category,
@@ -254,7 +254,7 @@ def test_a_graph_is_freed_with_its_cached_locator(tmp_path: Path, open_ws: OpenW
     import gc
     import weakref
 
-    from memtrace.attribution.evidence import locate_evidence, locator_for
+    from memtrace.attribution.evidence.locate import locate_evidence, locator_for
 
     run = run_conversation(RAGSystem(), sample_conversation(0), tmp_path)
     ws = open_ws(tmp_path)

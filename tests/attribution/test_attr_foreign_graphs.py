@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from memtrace.attribution import FlowMethod
-from memtrace.attribution.anatomy import case_anatomy
-from memtrace.attribution.baselines import LastOpMethod, RandomMethod
-from memtrace.attribution.support import value_words
+from memtrace.attribution.evidence.anatomy import case_anatomy
+from memtrace.attribution.evidence.support import value_words
+from memtrace.attribution.methods.baselines import LastOpMethod, RandomMethod
 from memtrace.graph import Edge, GraphView, Store
 from memtrace.interop import read_smartcomment, write_imported
 

@@ -11,9 +11,9 @@ from attrhelpers import attributed_mem0_run
 
 import memtrace as mt
 from conftest import OpenWorkspace
-from memtrace.attribution.agent import _answer
-from memtrace.attribution.agent_tools import Finish
-from memtrace.attribution.all_at_once import _result
+from memtrace.attribution.methods.agent import _answer
+from memtrace.attribution.methods.agent_tools import Finish
+from memtrace.attribution.methods.all_at_once import _result
 from memtrace.attribution.model import (
     Attribution,
     Cost,
@@ -22,7 +22,7 @@ from memtrace.attribution.model import (
     load_attributions,
     save_attribution,
 )
-from memtrace.attribution.verify import verify
+from memtrace.attribution.verify.counterfactual import verify
 
 REPAIRABLE = ("RetrievalError", "DeletionError", "UpdateError")
 

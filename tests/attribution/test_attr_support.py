@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memtrace.attribution.support import OverlapScorer, Target
+from memtrace.attribution.evidence.support import OverlapScorer, Target
 
 EVIDENCE = "Clara: I adopted a dog named Pepper last month! Pepper is a labrador and loves long walks."
 

@@ -10,13 +10,19 @@ from attrhelpers import attributed_mem0_run
 
 import memtrace as mt
 from conftest import OpenWorkspace
-from memtrace.attribution.anatomy import case_anatomy
-from memtrace.attribution.confirm import evidence_target
 from memtrace.attribution.engine import attribute
+from memtrace.attribution.evidence.anatomy import case_anatomy
+from memtrace.attribution.evidence.support import OverlapScorer
 from memtrace.attribution.model import Attribution, PathRole, PathStep, load_attributions
-from memtrace.attribution.oracle import evidence_texts
-from memtrace.attribution.support import OverlapScorer
-from memtrace.attribution.verify import Verification, build_repair, ideal_fact, verify, verify_all
+from memtrace.attribution.verify.confirm import evidence_target
+from memtrace.attribution.verify.counterfactual import (
+    Verification,
+    build_repair,
+    ideal_fact,
+    verify,
+    verify_all,
+)
+from memtrace.attribution.verify.oracle import evidence_texts
 from memtrace.datasets import sample_conversation
 from memtrace.eval import says_unanswerable
 from memtrace.systems import run_conversation

@@ -10,7 +10,7 @@ from rich.console import Console
 
 import memtrace as mt
 from conftest import OpenWorkspace
-from memtrace.attribution.evidence import locate_evidence
+from memtrace.attribution.evidence.locate import locate_evidence
 from memtrace.bench.evidence import evidence_recall
 from memtrace.cli.bench_cmd import evidence_command
 from memtrace.graph import MemtraceError

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import OpenWorkspace
 from memtrace.attribution.engine import attribute
-from memtrace.attribution.verify import verify_all
+from memtrace.attribution.verify.counterfactual import verify_all
 from memtrace.bench.fault_bench import fault_benchmark
 from memtrace.bench.memtracebench import evaluate_memtracebench
 from memtrace.datasets import sample_conversation
@@ -84,7 +84,7 @@ def test_an_injected_deletion_is_attributed_and_its_repair_verified(
     tmp_path: Path, open_ws: OpenWorkspace
 ) -> None:
     """Inject a deletion by replay, attribute the new failure, and repair it by replay again."""
-    from memtrace.attribution.verify import verify
+    from memtrace.attribution.verify.counterfactual import verify
     from memtrace.bench.faults import Injector
     from memtrace.systems.replay import replay
 

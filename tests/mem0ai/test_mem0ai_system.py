@@ -24,8 +24,8 @@ from llmhelpers import scripted_client
 
 import memtrace as mt
 from memtrace.adapters.mem0ai import mem0_version, pipeline_for
-from memtrace.attribution.flow import FlowMethod
-from memtrace.attribution.verify import verify
+from memtrace.attribution.methods.flow import FlowMethod
+from memtrace.attribution.verify.counterfactual import verify
 from memtrace.datasets import Conversation, Question, Session, Turn
 from memtrace.eval import make_judge
 from memtrace.systems import RunResult, run_conversation

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memtrace.attribution.methods import method_names, register_attributor, unregister_attributor
+from memtrace.attribution.registry import method_names, register_attributor, unregister_attributor
 from memtrace.systems import MemorySystem
 from memtrace.systems.registry import register_system, system_names, unregister_system
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memtrace import Workspace
 from memtrace.attribution.engine import attribute
-from memtrace.attribution.verify import verify_all
+from memtrace.attribution.verify.counterfactual import verify_all
 from memtrace.datasets import load_dataset
 from memtrace.systems import run_conversation
 from memtrace.systems.registry import BUILTIN_SYSTEMS, system_class

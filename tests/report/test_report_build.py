@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memtrace import NotFoundError, Workspace
-from memtrace.attribution.evidence import locator_for
+from memtrace.attribution.evidence.locate import locator_for
 from memtrace.attribution.model import load_attributions
 from memtrace.eval import says_unanswerable
 from memtrace.graph import MemtraceError

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from memtrace import Workspace
 from memtrace.attribution.model import load_attributions
-from memtrace.attribution.verdicts import verification_summary
+from memtrace.attribution.verify.verdicts import verification_summary
 from memtrace.cli.verify_cmd import headline
 from memtrace.report import build_report
 from memtrace.report.render_md import render_markdown

@@ -1,7 +1,11 @@
 """Attribution: for each failed case, the earliest decisive faulty operation and its error type.
 
+Three rooms below the result type (model.py), the method registry (registry.py) and the workspace
+loop (engine.py): `evidence/` (what the needed information is and which parts carry it),
+`methods/` (flow, agent, all-at-once, baselines) and `verify/` (repair, replay and verdicts).
+
 Exports load on first use, like the root package's: the command line reads the evidence settings
-(`attribution.locator_settings`) to build its options without loading the retrievers and methods.
+(`attribution.evidence.locator_settings`) to build its options without loading the retrievers and methods.
 """
 
 from __future__ import annotations
@@ -9,17 +13,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..lazy import lazy_exports
+from ..moved import alias_moved_modules
 
 if TYPE_CHECKING:
-    from .flow import FlowMethod
-    from .methods import make_method, method_names, register_attributor
+    from .methods.flow import FlowMethod
     from .model import Attribution, AttributionMethod, Cost, PathStep
+    from .registry import make_method, method_names, register_attributor
 
 _LAZY_EXPORTS = {
-    "FlowMethod": ".flow",
-    "make_method": ".methods",
-    "method_names": ".methods",
-    "register_attributor": ".methods",
+    "FlowMethod": ".methods.flow",
+    "make_method": ".registry",
+    "method_names": ".registry",
+    "register_attributor": ".registry",
     "Attribution": ".model",
     "AttributionMethod": ".model",
     "Cost": ".model",
@@ -28,6 +33,29 @@ _LAZY_EXPORTS = {
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY_EXPORTS, globals())
+
+# The flat module paths of the last release keep working for one more, with a DeprecationWarning.
+alias_moved_modules(
+    __name__,
+    __name__,
+    {
+        old: f"{__name__}.{room}.{old}"
+        for room, olds in {
+            "methods": ("agent", "agent_args", "agent_tools", "all_at_once", "baselines", "flow", "render"),
+            "evidence": (
+                "anatomy",
+                "extraction",
+                "locator_settings",
+                "losses",
+                "model_scorers",
+                "roles",
+                "support",
+            ),
+            "verify": ("confirm", "ideal_facts", "ideal_later", "oracle", "verdicts"),
+        }.items()
+        for old in olds
+    },
+)
 
 
 __all__ = [

@@ -12,16 +12,16 @@ from collections.abc import Callable
 from typing import Any
 
 from ..graph import Case, Workspace
-from .methods import make_method
 from .model import Attribution, AttributionMethod, load_attribution, save_attribution, settings_key
+from .registry import make_method
 
 Progress = Callable[[int, int], None]
 
 
 def make_scorer(kind: str, llm: Any = None) -> Any:
     """The flow method's support scorer: overlap (default), embedding, or an LLM yes/no judge."""
-    from .model_scorers import EmbeddingScorer, LLMScorer
-    from .support import OverlapScorer
+    from .evidence.model_scorers import EmbeddingScorer, LLMScorer
+    from .evidence.support import OverlapScorer
 
     if kind == "overlap":
         return OverlapScorer()

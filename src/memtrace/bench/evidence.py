@@ -24,8 +24,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from ..attribution.evidence import EvidenceLocator, build_query
-from ..attribution.locator_settings import DEFAULT_K, DEFAULT_QUERY_MODES, QUERY_MODES, RETRIEVERS
+from ..attribution.evidence.locate import EvidenceLocator, build_query
+from ..attribution.evidence.locator_settings import DEFAULT_K, DEFAULT_QUERY_MODES, QUERY_MODES, RETRIEVERS
 from ..errors import MemtraceError
 from ..graph import Case, Workspace
 from ..graph.store import db_path_for

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..attribution.anatomy import case_anatomy
-from ..attribution.evidence import dated_message, locate_evidence
-from ..attribution.support import OverlapScorer, Target
+from ..attribution.evidence.anatomy import case_anatomy
+from ..attribution.evidence.locate import dated_message, locate_evidence
+from ..attribution.evidence.support import OverlapScorer, Target
 from ..datasets import NOT_MENTIONED
 from ..graph import MEMORY_ENTRY, Case, GraphView, VariableVersion
 from ..systems.replay import CANCEL, DELETE

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..attribution.engine import make_method
-from ..attribution.evidence import METHODS as EVIDENCE_METHODS
+from ..attribution.evidence.locate import METHODS as EVIDENCE_METHODS
 from ..attribution.model import Attribution, save_attribution, settings_key
 from ..errors import MemtraceError
 from ..graph import Workspace

@@ -50,7 +50,7 @@ def attribute(
 ) -> None:
     """Attribute every failed case: the earliest decisive faulty operation and its error type."""
     from ..attribution.engine import attribute as attribute_cases
-    from ..attribution.methods import make_method
+    from ..attribution.registry import make_method
 
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     with Workspace(workspace) as ws:

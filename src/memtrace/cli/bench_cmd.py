@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..attribution.locator_settings import DEFAULT_K, DEFAULT_QUERY_MODES, RETRIEVERS
+from ..attribution.evidence.locator_settings import DEFAULT_K, DEFAULT_QUERY_MODES, RETRIEVERS
 from ..errors import MemtraceError
 from ..vocabulary import MEMORY_ERROR_TYPES, ErrorType
 from .consoles import JsonOption, console, write_json

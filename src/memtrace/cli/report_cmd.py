@@ -45,7 +45,7 @@ def report(
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
     """Diagnostic report: headline numbers, charts, evidence funnel, failure patterns with examples."""
-    from ..attribution.methods import check_method_name
+    from ..attribution.registry import check_method_name
     from ..report import build_report, write_report
     from .app import _progress, console, write_json
 

@@ -46,9 +46,9 @@ def verify(
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
     """Replay each attributed run with the blamed operation repaired: flow- and answer-confirmation."""
-    from ..attribution.methods import check_method_name
     from ..attribution.model import load_attributions
-    from ..attribution.verify import verification_summary, verify_all
+    from ..attribution.registry import check_method_name
+    from ..attribution.verify.counterfactual import verification_summary, verify_all
 
     check_method_name(method)
     if limit is not None and limit < 0:  # a slice by it would verify all but the last -N

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..attribution.engine import attribute, make_method
 from ..attribution.model import Attribution, save_attribution, settings_key
-from ..attribution.verify import verify
+from ..attribution.verify.counterfactual import verify
 from ..graph import Workspace
 from ..progress import Progress
 from ..vocabulary import CONFIRMED_VERDICTS, ErrorType

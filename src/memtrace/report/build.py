@@ -11,9 +11,9 @@ import re
 from datetime import UTC, datetime
 
 from .. import __version__
-from ..attribution.anatomy import case_anatomy
 from ..attribution.engine import attribute
-from ..attribution.evidence import locator_for
+from ..attribution.evidence.anatomy import case_anatomy
+from ..attribution.evidence.locate import locator_for
 from ..attribution.model import Attribution, load_attributions
 from ..errors import MemtraceError, NotFoundError
 from ..graph import Case, Graph, Run, Workspace

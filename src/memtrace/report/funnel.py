@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ..attribution.evidence import EvidenceLocator
+from ..attribution.evidence.locate import EvidenceLocator
 from ..attribution.model import Attribution, PathRole
 from ..eval import says_unanswerable
 from ..graph import Case

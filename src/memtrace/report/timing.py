@@ -12,7 +12,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass
 
-from ..attribution.evidence import message_versions
+from ..attribution.evidence.locate import message_versions
 from ..graph import GraphQueries, GraphView
 from .model import FailureRecord, Timing, TimingBin
 

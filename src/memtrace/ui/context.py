@@ -11,7 +11,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ..attribution.support import value_words
+from ..attribution.evidence.support import value_words
 from ..graph import Graph, VariableVersion, Workspace
 from .text import display_text
 

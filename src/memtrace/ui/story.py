@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from ..attribution.anatomy import CaseAnatomy, case_anatomy
-from ..attribution.evidence import Evidence, dated_message, locate_evidence
+from ..attribution.evidence.anatomy import CaseAnatomy, case_anatomy
+from ..attribution.evidence.locate import Evidence, dated_message, locate_evidence
+from ..attribution.evidence.support import OverlapScorer
 from ..attribution.model import Attribution, load_attributions
-from ..attribution.support import OverlapScorer
 from ..graph import MEMORY_ENTRY, Case, NotFoundError, Workspace
 from .context import RunContext
 from .runs import PREFERRED_METHOD

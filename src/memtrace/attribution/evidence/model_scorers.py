@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..graph.values import value_text
+from ...graph.values import value_text
 from .support import Target, answer_rule, content_stems
 
 

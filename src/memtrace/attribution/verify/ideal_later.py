@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import MemtraceError, UntrustedSnapshotError
-from ..graph import Case, GraphQueries, Workspace
-from ..systems.replay import replay
-from ..text import untag
-from ..vocabulary import Verdict
-from .anatomy import case_anatomy
-from .model import Attribution, PathRole
+from ...errors import MemtraceError, UntrustedSnapshotError
+from ...graph import Case, GraphQueries, Workspace
+from ...systems.replay import replay
+from ...text import untag
+from ...vocabulary import Verdict
+from ..evidence.anatomy import case_anatomy
+from ..evidence.support import Target, carrying_part
+from ..model import Attribution, PathRole
 from .oracle import answer_step_fault, memory_as_context
-from .support import Target, carrying_part
 from .verdicts import Verification
 
 #: The plain replay's shortfalls that idealising later operations addresses, and how.

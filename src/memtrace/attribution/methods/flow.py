@@ -14,17 +14,17 @@ import time
 import weakref
 from typing import Any
 
-from ..eval import says_unanswerable
-from ..graph import MEMORY_ENTRY, Case, GraphQueries, Operation, VariableVersion
-from ..graph.values import encode_value, value_text
-from ..llm import usage_scope
-from ..vocabulary import ErrorType
-from .anatomy import CaseAnatomy, case_anatomy
-from .evidence import dated_message, locate_evidence, run_speakers
-from .extraction import find_dropper
-from .losses import DELETED_MARKER, decisive_loss, live_state, losses
-from .model import Attribution, Cost, PathRole, PathStep, undetermined
-from .support import OverlapScorer, SupportScorer, Target, best_part, carrying_part, value_words
+from ...eval import says_unanswerable
+from ...graph import MEMORY_ENTRY, Case, GraphQueries, Operation, VariableVersion
+from ...graph.values import encode_value, value_text
+from ...llm import usage_scope
+from ...vocabulary import ErrorType
+from ..evidence.anatomy import CaseAnatomy, case_anatomy
+from ..evidence.extraction import find_dropper
+from ..evidence.locate import dated_message, locate_evidence, run_speakers
+from ..evidence.losses import DELETED_MARKER, decisive_loss, live_state, losses
+from ..evidence.support import OverlapScorer, SupportScorer, Target, best_part, carrying_part, value_words
+from ..model import Attribution, Cost, PathRole, PathStep, undetermined
 
 
 class _GraphFacts:

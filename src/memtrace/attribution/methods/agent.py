@@ -18,14 +18,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import RECOVERABLE_ERRORS
-from ..graph import Case, GraphQueries
-from ..llm import LLMClient, usage_scope
-from ..vocabulary import MEMORY_ERROR_TYPES, CaseVerdict, ErrorType
+from ...errors import RECOVERABLE_ERRORS
+from ...graph import Case, GraphQueries
+from ...llm import LLMClient, usage_scope
+from ...vocabulary import MEMORY_ERROR_TYPES, CaseVerdict, ErrorType
+from ..evidence.roles import add_roles
+from ..model import Attribution, AttributionMethod, Cost, PathStep, undetermined
 from .agent_tools import MAX_FRONTIER, TOOL_DOCS, AgentTools, Finish
-from .model import Attribution, AttributionMethod, Cost, PathStep, undetermined
 from .render import clip, preview
-from .roles import add_roles
 
 SYSTEM_PROMPT = """You find why an LLM memory system answered a question wrongly: the earliest decisive \
 faulty operation and its error type, by exploring the run's recorded graph with tools.

@@ -12,8 +12,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ..graph import GraphQueries, LineageNode, Operation, VariableVersion
-from ..graph.values import value_text
+from ...graph import GraphQueries, LineageNode, Operation, VariableVersion
+from ...graph.values import value_text
 
 #: Variables listed per side (inputs/outputs) of one operation block before the rest is counted.
 MAX_VARS_PER_SIDE = 16

@@ -12,8 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..vocabulary import CONFIRMED_VERDICTS, NOT_VERIFIED, VERDICTS, ErrorType, Verdict
-from .model import Attribution
+from ...vocabulary import CONFIRMED_VERDICTS, NOT_VERIFIED, VERDICTS, ErrorType, Verdict
+from ..model import Attribution
 
 
 @dataclass(slots=True)

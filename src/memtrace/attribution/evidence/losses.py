@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..graph import GraphQueries, Operation, VariableVersion
-from ..vocabulary import ErrorType
+from ...graph import GraphQueries, Operation, VariableVersion
+from ...vocabulary import ErrorType
 
 DELETED_MARKER = "DELETED"
 

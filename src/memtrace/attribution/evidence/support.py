@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..eval.strict import date_spans, strip_dates
-from ..graph.values import value_text
-from ..text import porter_stem, sentences, tokenize
+from ...eval.strict import date_spans, strip_dates
+from ...graph.values import value_text
+from ...text import porter_stem, sentences, tokenize
 
 _TAG = re.compile(r"^\[([^\]\s]+)\] ")
 _GENERIC = {"said", "say", "says", "told", "just", "really", "yeah", "oh", "also", "like", "got", "get"}

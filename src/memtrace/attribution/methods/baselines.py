@@ -8,10 +8,10 @@ import random
 import time
 from typing import Any
 
-from ..graph import Case, GraphQueries, Operation, Run
-from ..vocabulary import MEMORY_ERROR_TYPES, ErrorType
-from .anatomy import case_anatomy
-from .model import Attribution, Cost, undetermined
+from ...graph import Case, GraphQueries, Operation, Run
+from ...vocabulary import MEMORY_ERROR_TYPES, ErrorType
+from ..evidence.anatomy import case_anatomy
+from ..model import Attribution, Cost, undetermined
 
 _TYPE_OF_CATEGORY = {
     "extraction": ErrorType.EXTRACTION,

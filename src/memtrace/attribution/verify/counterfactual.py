@@ -15,19 +15,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemtraceError, NotReplayableError, UntrustedSnapshotError
-from ..eval import says_unanswerable
-from ..graph import Case, GraphQueries, VariableVersion, Workspace
-from ..graph.values import value_text
-from ..systems.replay import CANCEL, replay
-from ..vocabulary import ErrorType, Verdict
-from .anatomy import case_anatomy
+from ...errors import MemtraceError, NotReplayableError, UntrustedSnapshotError
+from ...eval import says_unanswerable
+from ...graph import Case, GraphQueries, VariableVersion, Workspace
+from ...graph.values import value_text
+from ...systems.replay import CANCEL, replay
+from ...vocabulary import ErrorType, Verdict
+from ..evidence.anatomy import case_anatomy
+from ..evidence.support import Target, carrying_part
+from ..model import Attribution, PathRole, PathStep, load_attributions, save_attribution
 from .confirm import context_part, evidence_target, memory_carries_at_question
 from .ideal_facts import ideal_fact
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
-from .model import Attribution, PathRole, PathStep, load_attributions, save_attribution
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
-from .support import Target, carrying_part
 from .verdicts import Verification, verification_summary
 
 __all__ = [

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..graph import MEMORY_ENTRY, GraphQueries, Operation, VariableVersion
+from ...graph import MEMORY_ENTRY, GraphQueries, Operation, VariableVersion
 
 #: Operation categories information flows through during construction (not queries or judges).
 CONSTRUCTION = {"construction", "extraction", "update", "deletion", "embedding", "mutation", "operation"}

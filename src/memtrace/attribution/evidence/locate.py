@@ -10,7 +10,7 @@ Gold ids name messages either by dialogue id (`D3:1`, as datasets give them) or 
 reported in `Evidence.unresolved`, never dropped silently. A run's messages are indexed once per
 graph object, however many of its cases are located.
 
-    from memtrace.attribution.evidence import locate_evidence
+    from memtrace.attribution.evidence.locate import locate_evidence
     ev = locate_evidence(ws.view("conv-26"), case)          # gold when present, else BM25
     ev.ids, ev.texts, ev.source, ev.unresolved
 """
@@ -26,9 +26,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from ..graph import Case, GraphQueries, GraphView, VariableVersion
-from ..retrieval import DEFAULT_RRF_K, BM25Index, DenseIndex, Embedder, HashingEmbedder, HybridIndex
-from ..text import format_date, parse_when
+from ...graph import Case, GraphQueries, GraphView, VariableVersion
+from ...retrieval import DEFAULT_RRF_K, BM25Index, DenseIndex, Embedder, HashingEmbedder, HybridIndex
+from ...text import format_date, parse_when
 from .locator_settings import DEFAULT_K, METHODS, QUERY_MODES, RETRIEVERS
 
 Method = Literal["auto", "gold", "bm25", "dense", "hybrid"]

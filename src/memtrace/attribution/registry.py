@@ -38,32 +38,32 @@ class Attributor:
 
 def _flow(*, llm: Any = None, scorer: str = "overlap", **options: Any) -> AttributionMethod:
     from .engine import make_scorer
-    from .flow import FlowMethod
+    from .methods.flow import FlowMethod
 
     return FlowMethod(make_scorer(scorer, llm), **options)
 
 
 def _last_op() -> AttributionMethod:
-    from .baselines import LastOpMethod
+    from .methods.baselines import LastOpMethod
 
     return LastOpMethod()
 
 
 def _random(*, seed: int = 0) -> AttributionMethod:
-    from .baselines import RandomMethod
+    from .methods.baselines import RandomMethod
 
     return RandomMethod(seed)
 
 
 def _agent(*, llm: Any, **options: Any) -> AttributionMethod:
-    from .agent import AgentMethod
-    from .flow import FlowMethod
+    from .methods.agent import AgentMethod
+    from .methods.flow import FlowMethod
 
     return AgentMethod(llm, seed_method=FlowMethod(), **options)
 
 
 def _all_at_once(*, llm: Any, **options: Any) -> AttributionMethod:
-    from .all_at_once import AllAtOnceMethod
+    from .methods.all_at_once import AllAtOnceMethod
 
     return AllAtOnceMethod(llm, **options)
 

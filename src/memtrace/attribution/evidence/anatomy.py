@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import NotFoundError
-from ..graph import JUDGE_OP_NAME, QUERY_VAR, Case, GraphQueries, Operation, VariableVersion
+from ...errors import NotFoundError
+from ...graph import JUDGE_OP_NAME, QUERY_VAR, Case, GraphQueries, Operation, VariableVersion
 
 _CONTEXT_CATEGORIES = {"retrieved", "context", "memory_entry"}
 #: Categories of steps that answer: memtrace's `response`, MemBase's question-answering `evaluation`.

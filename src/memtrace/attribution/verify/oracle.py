@@ -11,15 +11,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..errors import MemtraceError, UntrustedSnapshotError
-from ..graph import Case, GraphQueries, Workspace
-from ..graph.values import value_text
-from ..systems.replay import replay
-from ..text import untag
-from ..vocabulary import ErrorType
-from .anatomy import case_anatomy
-from .evidence import dated_message
-from .model import Attribution, PathRole
+from ...errors import MemtraceError, UntrustedSnapshotError
+from ...graph import Case, GraphQueries, Workspace
+from ...graph.values import value_text
+from ...systems.replay import replay
+from ...text import untag
+from ...vocabulary import ErrorType
+from ..evidence.anatomy import case_anatomy
+from ..evidence.locate import dated_message
+from ..model import Attribution, PathRole
 
 _STAMPED = re.compile(r"\[(?:said )?on [^\]]+\]\s*$")
 

@@ -9,10 +9,10 @@ method's evidence path, recomputing the last carrier when the claim blames anoth
 
 from __future__ import annotations
 
-from ..graph import MEMORY_ENTRY, Case, GraphQueries, VariableVersion
-from .confirm import evidence_target
-from .flow import FlowMethod
-from .model import Attribution, PathRole, PathStep
+from ...graph import MEMORY_ENTRY, Case, GraphQueries, VariableVersion
+from ..methods.flow import FlowMethod
+from ..model import Attribution, PathRole, PathStep
+from ..verify.confirm import evidence_target
 from .support import OverlapScorer
 
 #: The roles a claim of each error type needs besides the evidence (ResponseError: verify names the part).

@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import NotFoundError
-from ..graph import Case, GraphQueries
-from ..graph.model import OP_CATEGORIES
-from ..vocabulary import MEMORY_ERROR_TYPES, ErrorType
+from ...errors import NotFoundError
+from ...graph import Case, GraphQueries
+from ...graph.model import OP_CATEGORIES
+from ...vocabulary import MEMORY_ERROR_TYPES, ErrorType
 from .agent_args import required_args, with_aliases
 from .render import (
     all_vars,

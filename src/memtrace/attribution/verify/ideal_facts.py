@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from ..graph import GraphQueries, VariableVersion
-from ..systems.rules import third_person
-from ..text import parse_when, resolve_date, sentences
-from .evidence import message_text, said_when
+from ...graph import GraphQueries, VariableVersion
+from ...systems.rules import third_person
+from ...text import parse_when, resolve_date, sentences
+from ..evidence.locate import message_text, said_when
 
 _TURN = re.compile(r"^(?P<session>.*?)(?P<turn>\d+)$")
 

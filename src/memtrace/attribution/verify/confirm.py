@@ -8,12 +8,12 @@ answer of the case), one part at a time: a line of a window, an item of a retrie
 
 from __future__ import annotations
 
-from ..graph import Case, GraphQueries, Workspace
-from ..graph.journal import ingest_journal, journal_path
-from .anatomy import case_anatomy
-from .evidence import dated_message, run_speakers
-from .model import Attribution, PathRole
-from .support import CarryingPart, OverlapScorer, SupportScorer, Target, carrying_part
+from ...graph import Case, GraphQueries, Workspace
+from ...graph.journal import ingest_journal, journal_path
+from ..evidence.anatomy import case_anatomy
+from ..evidence.locate import dated_message, run_speakers
+from ..evidence.support import CarryingPart, OverlapScorer, SupportScorer, Target, carrying_part
+from ..model import Attribution, PathRole
 
 
 def evidence_target(
