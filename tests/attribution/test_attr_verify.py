@@ -13,8 +13,8 @@ from conftest import OpenWorkspace
 from memtrace.attribution.engine import attribute
 from memtrace.attribution.evidence.anatomy import case_anatomy
 from memtrace.attribution.evidence.support import OverlapScorer
+from memtrace.attribution.evidence.target import evidence_target
 from memtrace.attribution.model import Attribution, PathRole, PathStep, load_attributions
-from memtrace.attribution.verify.confirm import evidence_target
 from memtrace.attribution.verify.counterfactual import (
     Verification,
     build_repair,

@@ -41,7 +41,16 @@ alias_moved_modules(
     {
         old: f"{__name__}.{room}.{old}"
         for room, olds in {
-            "methods": ("agent", "agent_args", "agent_tools", "all_at_once", "baselines", "flow", "render"),
+            "methods": (
+                "agent",
+                "agent_args",
+                "agent_tools",
+                "all_at_once",
+                "baselines",
+                "flow",
+                "render",
+                "roles",
+            ),
             "evidence": (
                 "anatomy",
                 "extraction",

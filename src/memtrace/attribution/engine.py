@@ -12,32 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..graph import Case, Workspace
+from .evidence.model_scorers import make_scorer
 from .model import Attribution, AttributionMethod, load_attribution, save_attribution, settings_key
 from .registry import make_method
 
 Progress = Callable[[int, int], None]
 
-
-def make_scorer(kind: str, llm: Any = None) -> Any:
-    """The flow method's support scorer: overlap (default), embedding, or an LLM yes/no judge."""
-    from .evidence.model_scorers import EmbeddingScorer, LLMScorer
-    from .evidence.support import OverlapScorer
-
-    if kind == "overlap":
-        return OverlapScorer()
-    if kind == "embedding":
-        from ..retrieval import HashingEmbedder
-
-        return EmbeddingScorer(llm if llm is not None else HashingEmbedder())
-    if kind == "llm":
-        if llm is None:
-            from ..errors import MemtraceError
-
-            raise MemtraceError("the llm support scorer needs an LLM: pass --llm openai --model ...")
-        return LLMScorer(llm)
-    from ..errors import MemtraceError
-
-    raise MemtraceError(f"unknown support scorer {kind!r} (choose overlap, embedding or llm)")
+__all__ = ["Progress", "attribute", "make_scorer"]
 
 
 def failed_cases(ws: Workspace, run: str | None = None, case: str | None = None) -> list[Case]:

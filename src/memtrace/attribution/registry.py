@@ -37,7 +37,7 @@ class Attributor:
 
 
 def _flow(*, llm: Any = None, scorer: str = "overlap", **options: Any) -> AttributionMethod:
-    from .engine import make_scorer
+    from .evidence.model_scorers import make_scorer
     from .methods.flow import FlowMethod
 
     return FlowMethod(make_scorer(scorer, llm), **options)

@@ -8,16 +8,14 @@ typer app; each command lives in its own `*_cmd.py` and imports its heavy parts 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.progress import Progress
 
 from .. import __version__
 from . import consoles, failures
-from .consoles import JsonOption, write_json
-from .llm_options import (
+from .common import (
+    JsonOption,
     JudgeBaseUrlOption,
     JudgeModelOption,
     JudgeOption,
@@ -26,8 +24,9 @@ from .llm_options import (
     RetriesOption,
     TimeoutOption,
     closing_client,
+    llm_client,
+    write_json,
 )
-from .progress import progress_bar
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
 app = typer.Typer(
@@ -105,7 +104,7 @@ def run(
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     system_names(system)  # an unknown system fails before any client is made
     limits = LLMLimits(timeout, retries, max_tokens)
-    with closing_client(_llm_client(llm, model, base_url, workspace, limits)) as client:
+    with closing_client(llm_client(llm, model, base_url, workspace, limits)) as client:
         payload = run_command(
             workspace,
             system,
@@ -123,18 +122,6 @@ def run(
             console=console,
         )
     write_json(json_out, payload)
-
-
-def _llm_client(
-    kind: str, model: str | None, base_url: str | None, workspace: Path, limits: LLMLimits | None = None
-) -> Any:
-    from .llm_options import llm_client
-
-    return llm_client(kind, model, base_url, workspace, limits)
-
-
-def _progress() -> Progress:
-    return progress_bar(console)
 
 
 from .import_cmd import import_  # noqa: E402

@@ -76,14 +76,14 @@ def optimize(
     from ..optimize import history_paths
     from ..optimize import optimize as run_optimize
     from ..systems.registry import system_names
-    from . import app as cli  # the shared console and LLM client factory (app imports this module)
+    from . import common as cli  # the shared console, progress bar and LLM client factory
 
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     if system is None:
         raise CommandLineError(f"missing option --system ({', '.join(system_names())})")
     limits = LLMLimits(timeout, retries, max_tokens)
     with (
-        closing_client(cli._llm_client(llm, model, base_url, workspace, limits)) as client,
+        closing_client(cli.llm_client(llm, model, base_url, workspace, limits)) as client,
         choose_judge(
             judge,
             client,
@@ -95,7 +95,7 @@ def optimize(
             limits=limits,
         ) as choice,
     ):
-        with cli._progress() as progress:
+        with cli.progress() as progress:
             task = progress.add_task("optimising", total=None)
 
             def advance(stage: str, done: int, total: int) -> None:

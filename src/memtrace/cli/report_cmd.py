@@ -47,20 +47,20 @@ def report(
     """Diagnostic report: headline numbers, charts, evidence funnel, failure patterns with examples."""
     from ..attribution.registry import check_method_name
     from ..report import build_report, write_report
-    from .app import _progress, console, write_json
+    from .common import console, progress, write_json
 
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     check_method_name(method)
     if llm not in ("offline", "openai"):
         raise MemtraceError(f"unknown --llm {llm!r} (choose offline or openai)")
     target = out if out is not None else workspace / "report"
-    with Workspace(workspace) as ws, _progress() as progress:
+    with Workspace(workspace) as ws, progress() as bar:
         tasks: dict[str, Any] = {}
 
         def advance(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
-                tasks[stage] = progress.add_task(stage, total=total)
-            progress.update(tasks[stage], completed=done, total=total)
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
 
         result = build_report(ws, runs=runs, method=method, progress=advance)
     paths = write_report(result, target)

@@ -10,6 +10,7 @@ recording. See scoring.py for exactly which LoCoMo conventions are implemented a
 """
 
 from ..errors import JudgeOutputError
+from .choose import make_judge
 from .judges import (
     JUDGE_PROMPT,
     JUDGE_SCHEMA,
@@ -19,7 +20,6 @@ from .judges import (
     Judge,
     LLMJudge,
     Verdict,
-    make_judge,
     parse_judge_reply,
 )
 from .reliability import JudgeCheck, KnownCase, check_judge, nonsense_probes

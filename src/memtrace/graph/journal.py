@@ -19,17 +19,32 @@ import os
 import sqlite3
 import struct
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, Protocol
 
 from .checkpoints import update_checkpoints
 from .copying import pending_prefix
 from .model import RUN_INCOMPLETE
 
-if TYPE_CHECKING:
-    from .store import Store
+
+class IngestTarget(Protocol):
+    """What ingesting a journal needs of the store (store.py's `Store`), so the journal never imports it."""
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+    def insert_rows_in(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        ops: Sequence[tuple] = (),
+        variables: Sequence[tuple] = (),
+        edges: Sequence[tuple] = (),
+        blobs: Sequence[tuple] = (),
+        cases: Sequence[tuple] = (),
+    ) -> None: ...
+
 
 JOURNAL_DIR = "journal"
 SUFFIX = ".jnl"
@@ -167,7 +182,7 @@ class DamagedJournal(Exception):
         self.offset = offset
 
 
-def ingest_journals(store: Store, workspace_dir: Path, progress: IngestProgress | None = None) -> int:
+def ingest_journals(store: IngestTarget, workspace_dir: Path, progress: IngestProgress | None = None) -> int:
     """Move every pending journal frame into the store; returns how many journals were read."""
     directory = workspace_dir / JOURNAL_DIR
     if not directory.is_dir():
@@ -191,13 +206,13 @@ def warn_unindexed_journals(workspace_dir: Path) -> None:
         )
 
 
-def ingest_journal(store: Store, path: Path, progress: IngestProgress | None = None) -> None:
+def ingest_journal(store: IngestTarget, path: Path, progress: IngestProgress | None = None) -> None:
     """Ingest one journal frame by frame (one transaction each); finish the run once it has ended."""
     with _dead_writer_lock(path) as writer_dead:
         _ingest_locked(store, path, not writer_dead, progress)
 
 
-def _ingest_locked(store: Store, path: Path, alive: bool, progress: IngestProgress | None) -> None:
+def _ingest_locked(store: IngestTarget, path: Path, alive: bool, progress: IngestProgress | None) -> None:
     """Ingest with the writer's state settled: a dead writer's journal is locked by this reader."""
     run_id = path.name[: -len(SUFFIX)]
     with store.transaction() as conn:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +29,8 @@ from ..retrieval import BM25Index, HybridIndex
 from ..text import format_date
 from ..trace import NoopOp, OpScope
 from .answering import answer_question
-from .base import TOP_K_GRID, Answer, MemorySystem, Message, SystemConfig
+from .base import Answer, MemorySystem, Message
+from .mem0_config import Mem0Config
 from .mem0_decisions import (
     Fact,
     as_texts,
@@ -44,8 +45,6 @@ from .mem0_decisions import (
     well_formed_events,
 )
 from .mem0_prompts import (
-    FACT_EXTRACTION_PROMPT,
-    UPDATE_PROMPT,
     FactList,
     MemoryEvents,
     extraction_request,
@@ -53,33 +52,8 @@ from .mem0_prompts import (
 )
 from .rules import content_stems, extract_facts
 from .tunable_routes import ANSWER_ROUTES, ANY, EXTRACTION, RETRIEVAL, UPDATE, on
-from .tunables import Grid
 
 Op = OpScope | NoopOp
-
-
-class Mem0Config(SystemConfig):
-    fact_extraction_prompt: str = FACT_EXTRACTION_PROMPT
-    update_prompt: str = UPDATE_PROMPT
-    #: Messages per extraction call: 2 is one exchange (a message and its reply).
-    batch_size: Annotated[int, Grid(1, 2, 3, 4, 6)] = 2
-    #: Old memories the update step compares each new fact with.
-    update_search_k: Annotated[int, Grid(3, 5, 8, 10, 15)] = 5
-    #: Construction-time search: token overlap, or `self.embedder` cosine (an LLM client's embeddings).
-    update_search: Annotated[Literal["lexical", "dense"], Grid("lexical", "dense")] = "lexical"
-    #: Offline: a fact this similar (Dice of key words) to a memory is a duplicate (NONE).
-    duplicate_threshold: Annotated[float, Grid(0.6, 0.7, 0.8, 0.85, 0.9, 0.95, reads="offline")] = 0.8
-    #: Offline: a fact this similar to a memory of the same speaker sharing 2+ key words UPDATEs it.
-    update_threshold: Annotated[float, Grid(0.3, 0.4, 0.5, 0.6, 0.7, 0.8, reads="offline")] = 0.5
-    #: Offline: an UPDATE merges the fact into the memory as a new line, keeping the newest lines.
-    merge_lines: Annotated[int, Grid(1, 2, 3, 4, 5, 6, reads="offline")] = 3
-    #: Memories handed to the answer step. Offline accuracy on LoCoMo dev is flat in k (0.186 at 3,
-    #: 0.179 at 10, 0.177 at 30; the sample is unchanged from 3 to 30) while the share of questions
-    #: whose evidence reaches the context grows (0.62 at 3, 0.75 at 10, 0.80 at 20): 10 serves an
-    #: LLM answerer without flooding it.
-    top_k: Annotated[int, TOP_K_GRID] = 10
-    #: Question-time retrieval; BM25 is the offline choice (the hashing embedder only adds noise).
-    search_method: Annotated[Literal["bm25", "hybrid"], Grid("bm25", "hybrid")] = "bm25"
 
 
 @dataclass(slots=True)

@@ -17,7 +17,7 @@ from ..text import tag_lines
 from .rules import content_stems
 
 if TYPE_CHECKING:
-    from .mem0 import Mem0Config
+    from .mem0_config import Mem0Config
     from .mem0_prompts import MemoryEvents
 
 _STAMP = re.compile(r"\s*\[(?:said )?on [^\]]+\]")

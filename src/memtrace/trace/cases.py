@@ -8,7 +8,7 @@ from ..graph.model import Case
 from ..vocabulary import CaseVerdict
 
 if TYPE_CHECKING:
-    from .recorder import Recorder
+    from .ports import RunRecorder
 
 
 class CaseHandle:
@@ -16,7 +16,7 @@ class CaseHandle:
 
     __slots__ = ("case", "recorder")
 
-    def __init__(self, recorder: Recorder, case: Case) -> None:
+    def __init__(self, recorder: RunRecorder, case: Case) -> None:
         self.recorder = recorder
         self.case = case
 

@@ -10,14 +10,13 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .recorder import Recorder
-    from .scope import OpScope
+    from .ports import OpenOp, RunRecorder
 
-current_run_var: ContextVar[Recorder | None] = ContextVar("memtrace_run", default=None)
-current_op_var: ContextVar[OpScope | None] = ContextVar("memtrace_op", default=None)
+current_run_var: ContextVar[RunRecorder | None] = ContextVar("memtrace_run", default=None)
+current_op_var: ContextVar[OpenOp | None] = ContextVar("memtrace_op", default=None)
 
 #: Runs open in this process, oldest first; the fallback for threads that did not copy a context.
-open_runs: list[Recorder] = []
+open_runs: list[RunRecorder] = []
 
 
 class _Switch:
@@ -29,7 +28,7 @@ class _Switch:
 switch = _Switch()
 
 
-def active_run() -> Recorder | None:
+def active_run() -> RunRecorder | None:
     """The run that recording goes to right now, or None (then recording is a no-op)."""
     if not switch.enabled:
         return None

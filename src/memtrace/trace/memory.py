@@ -9,7 +9,7 @@ from .context import current_op_var
 from .patch import MemoryAction
 
 if TYPE_CHECKING:
-    from .recorder import Recorder
+    from .ports import RunRecorder
     from .scope import NoopOp, OpScope
 
 
@@ -23,7 +23,7 @@ class MemoryUnit:
 
     __slots__ = ("applied", "recorder", "unit_id")
 
-    def __init__(self, recorder: Recorder, unit_id: str) -> None:
+    def __init__(self, recorder: RunRecorder, unit_id: str) -> None:
         self.recorder = recorder
         self.unit_id = unit_id
         self.applied: tuple[str, Any] = ("none", None)

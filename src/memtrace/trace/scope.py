@@ -17,7 +17,7 @@ from .context import current_op_var
 from .sink import OP_RUNNING
 
 if TYPE_CHECKING:
-    from .recorder import Recorder
+    from .ports import RunRecorder
 
 _now = time.time  # bound once: read at every operation's start and end
 
@@ -41,7 +41,7 @@ class OpScope:
         "started_at",
     )
 
-    def __init__(self, recorder: Recorder, name: str, category: str, metadata: dict[str, Any]) -> None:
+    def __init__(self, recorder: RunRecorder, name: str, category: str, metadata: dict[str, Any]) -> None:
         self.recorder = recorder
         self.name = name
         self.category = category

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...graph.values import value_text
-from .support import Target, answer_rule, content_stems
+from .support import OverlapScorer, Target, answer_rule, content_stems
 
 
 class EmbeddingScorer:
@@ -113,3 +113,22 @@ class LLMScorer:
             )
             self._answers[key] = 1.0 if reply.data.get("carries") else 0.0
         return self._answers[key]
+
+
+def make_scorer(kind: str, llm: Any = None) -> Any:
+    """The flow method's support scorer: overlap (default), embedding, or an LLM yes/no judge."""
+    if kind == "overlap":
+        return OverlapScorer()
+    if kind == "embedding":
+        from ...retrieval import HashingEmbedder
+
+        return EmbeddingScorer(llm if llm is not None else HashingEmbedder())
+    if kind == "llm":
+        if llm is None:
+            from ...errors import MemtraceError
+
+            raise MemtraceError("the llm support scorer needs an LLM: pass --llm openai --model ...")
+        return LLMScorer(llm)
+    from ...errors import MemtraceError
+
+    raise MemtraceError(f"unknown support scorer {kind!r} (choose overlap, embedding or llm)")

@@ -22,10 +22,10 @@ from ...errors import RECOVERABLE_ERRORS
 from ...graph import Case, GraphQueries
 from ...llm import LLMClient, usage_scope
 from ...vocabulary import MEMORY_ERROR_TYPES, CaseVerdict, ErrorType
-from ..evidence.roles import add_roles
 from ..model import Attribution, AttributionMethod, Cost, PathStep, undetermined
 from .agent_tools import MAX_FRONTIER, TOOL_DOCS, AgentTools, Finish
 from .render import clip, preview
+from .roles import add_roles
 
 SYSTEM_PROMPT = """You find why an LLM memory system answered a question wrongly: the earliest decisive \
 faulty operation and its error type, by exploring the run's recorded graph with tools.

@@ -17,9 +17,9 @@ from ...errors import RECOVERABLE_ERRORS
 from ...graph import Case, GraphQueries, Operation
 from ...llm import LLMClient, usage_scope
 from ...vocabulary import MEMORY_ERROR_TYPES, CaseVerdict, ErrorType
-from ..evidence.roles import add_roles
 from ..model import Attribution, Cost, PathStep, undetermined
 from .render import all_ops, clip, log_blocks
+from .roles import add_roles
 
 SYSTEM_PROMPT = """You find why an LLM memory system answered a question wrongly. You get the log of \
 its run - operations in record order (sN), each with the variable versions it read (in) and wrote \

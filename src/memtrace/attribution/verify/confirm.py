@@ -11,23 +11,7 @@ from __future__ import annotations
 from ...graph import Case, GraphQueries, Workspace
 from ...graph.journal import ingest_journal, journal_path
 from ..evidence.anatomy import case_anatomy
-from ..evidence.locate import dated_message, run_speakers
 from ..evidence.support import CarryingPart, OverlapScorer, SupportScorer, Target, carrying_part
-from ..model import Attribution, PathRole
-
-
-def evidence_target(
-    graph: GraphQueries, case: Case, attribution: Attribution, scorer: SupportScorer | None = None
-) -> Target | None:
-    """The case's critical information as the attribution's path names it; None without evidence."""
-    scorer = scorer or OverlapScorer()
-    steps = [s for s in attribution.steps(PathRole.EVIDENCE) if s.kind == "var"]
-    versions = [graph.var(s.id) for s in steps if graph.has_var(s.id)]
-    if not versions:
-        return None
-    evidence = [(v.name, dated_message(graph, v)) for v in versions]
-    target = scorer.prepare(case.question, case.gold, evidence, run_speakers(graph))
-    return None if target.empty else target
 
 
 def context_part(

@@ -23,8 +23,9 @@ from ...systems.replay import CANCEL, replay
 from ...vocabulary import ErrorType, Verdict
 from ..evidence.anatomy import case_anatomy
 from ..evidence.support import Target, carrying_part
+from ..evidence.target import evidence_target
 from ..model import Attribution, PathRole, PathStep, load_attributions, save_attribution
-from .confirm import context_part, evidence_target, memory_carries_at_question
+from .confirm import context_part, memory_carries_at_question
 from .ideal_facts import ideal_fact
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step

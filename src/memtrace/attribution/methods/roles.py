@@ -10,10 +10,10 @@ method's evidence path, recomputing the last carrier when the claim blames anoth
 from __future__ import annotations
 
 from ...graph import MEMORY_ENTRY, Case, GraphQueries, VariableVersion
-from ..methods.flow import FlowMethod
+from ..evidence.support import OverlapScorer
+from ..evidence.target import evidence_target
 from ..model import Attribution, PathRole, PathStep
-from ..verify.confirm import evidence_target
-from .support import OverlapScorer
+from .flow import FlowMethod
 
 #: The roles a claim of each error type needs besides the evidence (ResponseError: verify names the part).
 _NEEDED = {
