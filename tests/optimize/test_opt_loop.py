@@ -13,6 +13,7 @@ import pytest
 
 from conftest import is_closed, run_cli_in_process
 from memtrace.cli import app as cli_app
+from memtrace.cli import common as cli_common
 from memtrace.datasets import sample_conversation
 from memtrace.llm import LLMError, make_client
 from memtrace.llm.cache import LLMCache
@@ -175,7 +176,7 @@ def test_an_unreachable_llm_is_one_line(tmp_path: Path, monkeypatch: pytest.Monk
         optimize("rag", "sample", tmp_path / "api", **SPLIT, rounds=1, questions=2, llm=client)
     assert "\n" not in str(caught.value) and "unreachable" in str(caught.value)
     # The command prints it as one line too (a fast client stands in for --llm openai's).
-    monkeypatch.setattr(cli_app, "_llm_client", lambda *args: client)
+    monkeypatch.setattr(cli_common, "llm_client", lambda *args: client)
     args = ["memtrace", "optimize", "-w", str(tmp_path / "cli"), "--system", "rag", "--llm", "openai"]
     monkeypatch.setattr(sys, "argv", [*args, "--train", "1", "--validation", "1", "--holdout", "1"])
     with pytest.raises(SystemExit) as exit_code:

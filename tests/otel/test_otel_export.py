@@ -121,9 +121,7 @@ def test_content_only_when_asked(exported, workspace: Path) -> None:
 
 def test_verdicts_and_attributions_are_evaluation_events_on_the_answer_span(workspace: Path) -> None:
     run_id = record_memory_pipeline(workspace)
-    blame = EvaluationResult(
-        "q1", "memtrace.attribution.methods.flow", 0.9, "UpdateError", "mem-1 lost Boston"
-    )
+    blame = EvaluationResult("q1", "memtrace.attribution.flow", 0.9, "UpdateError", "mem-1 lost Boston")
     with Workspace(workspace) as ws:
         spans = run_spans(ws.store, run_id, evaluations=[blame])
     answer = next(s for s in spans if str(s.attributes.get("memtrace.op.id")).startswith("answer#"))
@@ -131,7 +129,7 @@ def test_verdicts_and_attributions_are_evaluation_events_on_the_answer_span(work
     assert all(e.name == "gen_ai.evaluation.result" for e in answer.events)
     judge = events["memtrace.judge"].attributes
     assert (judge["gen_ai.evaluation.score.label"], judge["gen_ai.evaluation.score.value"]) == ("fail", 0.0)
-    flow = events["memtrace.attribution.methods.flow"].attributes
+    flow = events["memtrace.attribution.flow"].attributes
     assert flow["gen_ai.evaluation.score.label"] == "UpdateError"
     assert flow["gen_ai.evaluation.explanation"] == "mem-1 lost Boston"
     assert flow["memtrace.case.id"] == "q1"

@@ -72,7 +72,7 @@ def test_the_cli_sends_a_run_with_its_stored_attributions(
         attributes_of(e)["gen_ai.evaluation.name"]: attributes_of(e)["gen_ai.evaluation.score.label"]
         for e in answer.events
     }
-    assert labels == {"memtrace.judge": "fail", "memtrace.attribution.methods.flow": stored.error_type}
+    assert labels == {"memtrace.judge": "fail", "memtrace.attribution.flow": stored.error_type}
 
 
 def test_an_unreachable_receiver_is_one_clear_error(workspace: Path) -> None:

@@ -1,0 +1,69 @@
+"""Gather the readers' labels into `labels.json` (primary readers) and `second_reader.json`'s labels.
+
+Each label becomes a MemTraceBench annotation (the `export --annotations` record: query, golden
+answers, prediction, evidence ids, `final_error_type`, `final_op_id`) plus the reader's own fields
+under `memtrace`. Runs are named, not numbered, so the file scores any workspace recorded the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import memtrace as mt
+from memtrace.graph.model import Annotation
+from memtrace.interop.annotations import annotation_record
+
+HERE = Path(__file__).parent
+RECORDED_WITH = "memtrace run WS --system all --dataset locomo:../shared/data/locomo-dev.json"
+
+
+def records(ws: mt.Workspace, labels: list[dict], cases: dict[str, dict], author: str) -> list[dict]:
+    """The labels as annotation records, in label-id order."""
+    out = []
+    for label in sorted(labels, key=lambda item: item["label_id"]):
+        case_row = cases[label["label_id"]]
+        (case,) = [c for c in ws.cases(case_row["run_id"]) if c.id == case_row["case_id"]]
+        kind = label["error_type"]
+        annotation = Annotation(case_row["run_id"], case.id, kind, label.get("op_id"), label["evidence"], author)
+        record = annotation_record(ws.store, case, annotation)
+        record["run"] = case_row["run"]
+        record["memtrace"].update(
+            label_id=label["label_id"],
+            system=case_row["system"],
+            split=case_row["split"],
+            sure=bool(label.get("sure", True)),
+            rests_on=label.get("rests_on"),
+            gold_turns=label.get("gold_turns", []),
+        )
+        out.append(record)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("workspace", type=Path, help="the workspace the readers labelled")
+    parser.add_argument("readers", type=Path, help="the folder of the readers' files (r1-...json)")
+    args = parser.parse_args()
+    cases = {row["label_id"]: row for row in json.loads((HERE / "cases.json").read_text())}
+    aside = sorted({row["conversation"] for row in cases.values() if row["split"] == "aside"})
+    primary: list[dict] = []
+    for name in ("r1-long_context", "r2-rag", "r3-mem0", "r4-evermemos"):
+        primary += [dict(label, reader=name[:2]) for label in json.loads((args.readers / f"{name}.json").read_text())]
+    second = json.loads((args.readers / "r5-second.json").read_text())
+    with mt.open(args.workspace) as ws:
+        for name, labels, author in (("labels.json", primary, "reader"), ("labels_second.json", second, "second-reader")):
+            payload = {
+                "format": "memtrace-labels/1",
+                "dataset": "locomo-dev",
+                "recorded_with": RECORDED_WITH,
+                "aside_conversations": aside,
+                "labels": records(ws, labels, cases, author),
+            }
+            (HERE / name).write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n")
+            print(f"{len(payload['labels'])} labels -> {HERE / name}")
+
+
+if __name__ == "__main__":
+    main()
