@@ -326,3 +326,8 @@ def coverage_table(coverage: dict[str, dict[str, dict[str, int]]]) -> Table:
         cells = [kinds.get(str(k)) for k in MEMORY_ERROR_TYPES]
         table.add_row(system_name, *("-" if n is None else f"{n['kept']} / {n['planned']}" for n in cells))
     return table
+
+
+from .bench_labels_cmd import bench_labels  # noqa: E402
+
+bench_app.command("labels")(bench_labels)
