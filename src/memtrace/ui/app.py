@@ -2,6 +2,7 @@
 
 Every page has a JSON twin under /api (documented at /docs by FastAPI's OpenAPI schema). An
 unknown run, case or operation answers 404 with `{"error": ...}`; pages render the same message.
+guard.py turns away foreign hosts and foreign writes before any of this runs.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from urllib.parse import quote
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, Field
@@ -25,6 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ..graph import AmbiguousRunError, Annotation, NotFoundError, Workspace
 from ..vocabulary import MEMORY_ERROR_TYPES, NON_MEMORY_ERROR_TYPES
 from .context import RunContexts
+from .guard import LOOPBACK, Guard, security_headers
 from .memory import memory_diff, memory_state
 from .operation import operation_detail
 from .runs import case_rows, filter_cases, run_rows
@@ -80,8 +82,9 @@ class UI:
                 raise HTTPException(status_code=404, detail=str(exc)) from None
 
 
-def create_app(workspace: str | Path) -> FastAPI:
-    """The web UI of one workspace folder."""
+def create_app(workspace: str | Path, *, port: int, host: str = LOOPBACK) -> FastAPI:
+    """The web UI of one workspace folder, answering only requests addressed to `host`:`port`
+    (or a loopback name with that port), the address it is served on."""
     ui = UI(workspace)
     app = FastAPI(
         title="memtrace UI",
@@ -89,6 +92,7 @@ def create_app(workspace: str | Path) -> FastAPI:
         version="1",
     )
     app.state.ui = ui
+    app.add_middleware(Guard, host=host, port=port)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Jinja2Templates(directory=HERE / "templates")
     templates.env.filters["q"] = lambda value: quote(str(value), safe="")
@@ -98,13 +102,8 @@ def create_app(workspace: str | Path) -> FastAPI:
     for name in templates.env.list_templates():  # compiled now, not on a user's first request
         templates.env.get_template(name)
 
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        return JSONResponse({"error": problems}, status_code=422)
-
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> Any:
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
         return templates.TemplateResponse(
@@ -113,6 +112,18 @@ def create_app(workspace: str | Path) -> FastAPI:
             {"message": exc.detail, "status": exc.status_code},
             status_code=exc.status_code,
         )
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        return JSONResponse({"error": problems}, status_code=422)
+
+    @app.exception_handler(Exception)
+    async def crashed(request: Request, exc: Exception) -> Response:
+        """A bug's 500, sent outside the guard: it carries the security headers all the same."""
+        response = await http_error(request, StarletteHTTPException(500, "internal error (see the console)"))
+        response.headers.update(security_headers(request.url.path))
+        return response
 
     def page(request: Request, name: str, **context: Any) -> HTMLResponse:
         started = time.perf_counter()

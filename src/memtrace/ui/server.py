@@ -22,8 +22,8 @@ def free_port() -> int:
 
 def serve(workspace: str | Path, *, port: int = 8765, announce: Callable[[str], None] = print) -> None:
     """Serve until interrupted; the workspace is opened first so a bad folder fails before listening."""
-    app = create_app(workspace)
     chosen = port or free_port()
+    app = create_app(workspace, port=chosen)
     config = uvicorn.Config(app, host=HOST, port=chosen, log_level="warning")
     server = uvicorn.Server(config)
     announce(f"http://{HOST}:{chosen}/")

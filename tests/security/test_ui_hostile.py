@@ -1,0 +1,181 @@
+"""The web UI under attack: DNS rebinding (a foreign Host), cross-site writes (a foreign Origin or
+Sec-Fetch-Site).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from conftest import record_small_pipeline
+from memtrace.graph import Workspace
+from memtrace.ui import create_app
+from memtrace.ui.guard import allowed_hosts
+
+PORT = 8765
+OWN = f"http://127.0.0.1:{PORT}"
+
+
+@pytest.fixture(scope="module")
+def small_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("hostile") / "ws"
+    record_small_pipeline(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def client(small_ws: Path) -> Iterator[TestClient]:
+    app = create_app(small_ws, port=PORT)
+    yield TestClient(app, base_url=OWN)
+    app.state.ui.ws.close()
+
+
+@pytest.fixture(scope="module")
+def run_id(client: TestClient) -> str:
+    (run,) = client.get("/api/runs").json()
+    return run["id"]
+
+
+@pytest.fixture
+def labels_url(client: TestClient, run_id: str) -> str:
+    (case,) = client.get(f"/api/runs/{run_id}/cases").json()
+    return f"/api/runs/{run_id}/cases/{case['id']}/annotations"
+
+
+def label_count(small_ws: Path) -> int:
+    with Workspace(small_ws) as ws:
+        return len(ws.store.annotations())
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["rebind.example", "rebind.example:8765", "127.0.0.1:9999", "localhost", "127.0.0.1.nip.io:8765"],
+)
+def test_a_foreign_host_reads_and_writes_nothing(
+    client: TestClient, small_ws: Path, run_id: str, labels_url: str, host: str
+) -> None:
+    """DNS rebinding: another site's name resolving to 127.0.0.1 still sends that name as Host."""
+    page = client.get(f"/runs/{run_id}", headers={"Host": host})
+    assert page.status_code == 400 and page.headers["content-type"].startswith("text/html")
+    assert "Caroline" not in page.text and str(small_ws) not in page.text  # neither data nor its folder
+    api = client.get("/api/runs", headers={"Host": host})
+    assert api.status_code == 400 and "Host" in api.json()["error"]
+    before = label_count(small_ws)
+    write = client.post(labels_url, json={"error_type": "JudgeError"}, headers={"Host": host})
+    assert write.status_code == 400 and label_count(small_ws) == before
+
+
+def test_a_foreign_host_in_markup_is_escaped_in_the_refusal(client: TestClient) -> None:
+    refused = client.get("/", headers={"Host": "<img src=x onerror=alert(1)>"})
+    assert refused.status_code == 400 and "<img" not in refused.text and "&lt;img" in refused.text
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:8765", "localhost:8765", "LocalHost:8765", "[::1]:8765"])
+def test_loopback_names_with_the_servers_port_are_answered(client: TestClient, host: str) -> None:
+    assert client.get("/", headers={"Host": host}).status_code == 200
+
+
+def test_another_interface_is_answered_only_when_the_ui_is_served_there(small_ws: Path) -> None:
+    lan = create_app(small_ws, port=9000, host="192.168.1.5")
+    try:
+        assert TestClient(lan, base_url="http://192.168.1.5:9000").get("/api/runs").status_code == 200
+        assert TestClient(lan, base_url="http://127.0.0.1:9000").get("/api/runs").status_code == 200
+    finally:
+        lan.state.ui.ws.close()
+    assert "192.168.1.5:9000" not in allowed_hosts("127.0.0.1", 9000)
+    assert allowed_hosts("0.0.0.0", 9000) == allowed_hosts("127.0.0.1", 9000)  # a wildcard names no host
+    assert "[::1]:9000" in allowed_hosts("::1", 9000)
+    assert "localhost" in allowed_hosts("127.0.0.1", 80)  # a browser leaves port 80 out
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "http://evil.example"},
+        {"Origin": "http://127.0.0.1:9999"},
+        {"Origin": "https://127.0.0.1:8765"},
+        {"Origin": "null"},
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Sec-Fetch-Site": "same-site"},
+        {"Origin": OWN, "Sec-Fetch-Site": "cross-site"},
+    ],
+)
+def test_a_write_from_another_origin_is_forbidden(
+    client: TestClient, small_ws: Path, labels_url: str, headers: dict[str, str]
+) -> None:
+    """A page on any other site may send the POST (a simple form needs no CORS); it must be refused."""
+    kept = client.post(labels_url, json={"error_type": "UpdateError", "note": "kept"})
+    assert kept.status_code == 201
+    before = label_count(small_ws)
+    post = client.post(labels_url, json={"error_type": "JudgeError", "note": "forged"}, headers=headers)
+    assert post.status_code == 403 and "refused" in post.json()["error"]
+    delete = client.delete(f"/api/annotations/{kept.json()['id']}", headers=headers)
+    assert delete.status_code == 403
+    assert label_count(small_ws) == before
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},  # curl, scripts: no browser, no Origin
+        {"Origin": OWN, "Sec-Fetch-Site": "same-origin"},
+        {"Origin": f"http://localhost:{PORT}"},
+        {"Sec-Fetch-Site": "none"},
+    ],
+)
+def test_a_write_from_the_ui_itself_is_accepted(
+    client: TestClient, labels_url: str, headers: dict[str, str]
+) -> None:
+    created = client.post(labels_url, json={"error_type": "JudgeError"}, headers=headers)
+    assert created.status_code == 201
+    assert client.delete(f"/api/annotations/{created.json()['id']}", headers=headers).status_code == 204
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "headers", "status"),
+    [
+        ("GET", "/", {}, 200),
+        ("GET", "/runs/{run}", {}, 200),
+        ("GET", "/runs/{run}/memory?seq=3&since=1", {}, 200),
+        ("GET", "/api/runs", {}, 200),
+        ("GET", "/static/app.css", {}, 200),
+        ("GET", "/static/memory.js", {}, 200),
+        ("GET", "/runs/{run}/cases/nope", {}, 404),
+        ("GET", "/api/runs/nope", {}, 404),
+        ("GET", "/", {"Host": "rebind.example"}, 400),
+        ("POST", "/api/runs/{run}/cases/x/annotations", {"Origin": "http://evil.example"}, 403),
+    ],
+)
+def test_every_response_carries_the_content_policy_and_nosniff(
+    client: TestClient, run_id: str, method: str, path: str, headers: dict[str, str], status: int
+) -> None:
+    response = client.request(method, path.format(run=run_id), headers=headers)
+    assert response.status_code == status
+    assert response.headers["x-content-type-options"] == "nosniff"
+    policy = {d.split()[0]: d.split()[1:] for d in response.headers["content-security-policy"].split("; ")}
+    assert policy["script-src"] == ["'self'"]  # no 'unsafe-inline': nothing in the data can run
+    assert policy["object-src"] == ["'none'"] and policy["base-uri"] == ["'none'"]
+    assert policy["frame-ancestors"] == ["'none'"]
+
+
+def test_a_crash_is_a_500_with_the_same_headers(small_ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug's 500 is sent outside the guard middleware; it must not lose the policy headers."""
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("memtrace.ui.app.run_rows", broken)
+    app = create_app(small_ws, port=PORT)
+    try:
+        crashing = TestClient(app, base_url=OWN, raise_server_exceptions=False)
+        for path in ("/", "/api/runs"):
+            response = crashing.get(path)
+            assert response.status_code == 500 and "a bug" not in response.text
+            assert response.headers["x-content-type-options"] == "nosniff"
+            assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+        assert crashing.get("/api/runs").json()["error"].startswith("internal error")
+    finally:
+        app.state.ui.ws.close()
