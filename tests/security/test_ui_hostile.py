@@ -1,5 +1,5 @@
 """The web UI under attack: DNS rebinding (a foreign Host), cross-site writes (a foreign Origin or
-Sec-Fetch-Site).
+Sec-Fetch-Site), numbers SQLite cannot hold, malformed query values.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from memtrace.ui.guard import allowed_hosts
 
 PORT = 8765
 OWN = f"http://127.0.0.1:{PORT}"
+INT64_MAX = 2**63 - 1
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +146,7 @@ def test_a_write_from_the_ui_itself_is_accepted(
         ("GET", "/static/memory.js", {}, 200),
         ("GET", "/runs/{run}/cases/nope", {}, 404),
         ("GET", "/api/runs/nope", {}, 404),
+        ("GET", "/runs/{run}/memory?seq=x", {}, 400),
         ("GET", "/", {"Host": "rebind.example"}, 400),
         ("POST", "/api/runs/{run}/cases/x/annotations", {"Origin": "http://evil.example"}, 403),
     ],
@@ -179,3 +181,53 @@ def test_a_crash_is_a_500_with_the_same_headers(small_ws: Path, monkeypatch: pyt
         assert crashing.get("/api/runs").json()["error"].startswith("internal error")
     finally:
         app.state.ui.ws.close()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "since=99999999999999999999999",
+        f"seq={INT64_MAX + 1}",
+        "seq=-1",
+        "seq=abc",
+        "seq=1.5",
+        "since=",
+    ],
+)
+def test_a_bad_memory_query_is_a_400_page(client: TestClient, run_id: str, query: str) -> None:
+    """Not a 500 (SQLite's OverflowError) and not FastAPI's raw JSON 422 shown in the browser."""
+    response = client.get(f"/runs/{run_id}/memory?{query}")
+    assert response.status_code == 400
+    assert response.headers["content-type"].startswith("text/html") and "<html" in response.text
+    assert query.split("=")[0] in response.text
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", f"/api/runs/{{run}}/memory/diff?from=0&to={INT64_MAX + 1}"),
+        ("GET", "/api/runs/{run}/memory/diff?from=-9223372036854775809&to=1"),
+        ("GET", "/api/runs/{run}/memory/diff?from=x&to=1"),
+        ("GET", "/api/runs/{run}/memory/diff?to=1"),
+        ("GET", "/api/runs/{run}/memory?seq=99999999999999999999999"),
+        ("GET", "/api/runs?replays=maybe"),
+        ("DELETE", f"/api/annotations/{INT64_MAX + 1}"),
+        ("DELETE", "/api/annotations/one"),
+    ],
+)
+def test_a_bad_api_value_is_a_json_400(client: TestClient, run_id: str, method: str, path: str) -> None:
+    response = client.request(method, path.format(run=run_id))
+    assert response.status_code == 400 and response.json()["error"]
+
+
+def test_the_largest_sqlite_integer_is_still_answered(client: TestClient, run_id: str) -> None:
+    diff = client.get(f"/api/runs/{run_id}/memory/diff", params={"from": 0, "to": INT64_MAX})
+    assert diff.status_code == 200 and diff.json()["to"] == INT64_MAX
+    assert client.get(f"/runs/{run_id}/memory", params={"seq": INT64_MAX}).status_code == 200
+    assert client.delete(f"/api/annotations/{INT64_MAX}").status_code == 404
+    assert client.get("/?replays=maybe").status_code == 400
+
+
+def test_a_malformed_label_body_stays_a_422(client: TestClient, labels_url: str) -> None:
+    response = client.post(labels_url, json={"note": "no error type"})
+    assert response.status_code == 422 and "error_type" in response.json()["error"]

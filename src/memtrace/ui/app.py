@@ -2,6 +2,7 @@
 
 Every page has a JSON twin under /api (documented at /docs by FastAPI's OpenAPI schema). An
 unknown run, case or operation answers 404 with `{"error": ...}`; pages render the same message.
+A malformed or out-of-range query or path value is a 400 (a page for pages, JSON for the API);
 guard.py turns away foreign hosts and foreign writes before any of this runs.
 """
 
@@ -12,10 +13,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 from urllib.parse import quote
 
 from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -39,6 +41,10 @@ LABELS: tuple[str, ...] = tuple(str(t) for t in (*MEMORY_ERROR_TYPES, *NON_MEMOR
 T = TypeVar("T")
 #: Case stories kept for the graph requests that follow their pages.
 RECENT_STORIES = 16
+#: SQLite's largest integer: a bigger number reaching a query is an OverflowError, so a 500.
+INT64_MAX = 2**63 - 1
+#: A seq as a query value: none is negative, and SQLite must be able to hold it.
+Seq = Annotated[int, Query(ge=0, le=INT64_MAX)]
 
 
 class AnnotationIn(BaseModel):
@@ -114,9 +120,11 @@ def create_app(workspace: str | Path, *, port: int, host: str = LOOPBACK) -> Fas
         )
 
     @app.exception_handler(RequestValidationError)
-    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+    async def invalid_request(request: Request, exc: RequestValidationError) -> Any:
+        """A bad query or path value is the request's fault (400); a bad label body stays a 422."""
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        return JSONResponse({"error": problems}, status_code=422)
+        in_url = all(e["loc"] and e["loc"][0] in ("query", "path") for e in exc.errors())
+        return await http_error(request, StarletteHTTPException(400 if in_url else 422, problems))
 
     @app.exception_handler(Exception)
     async def crashed(request: Request, exc: Exception) -> Response:
@@ -183,12 +191,14 @@ def create_app(workspace: str | Path, *, port: int, host: str = LOOPBACK) -> Fas
         return ui.call(lambda: operation_detail(ui.contexts.get(run_id).graph, op_id))
 
     @app.get("/api/runs/{run_id}/memory", summary="The memory store as of a seq")
-    def api_memory(run_id: str, seq: int | None = None) -> dict[str, Any]:
+    def api_memory(run_id: str, seq: Seq | None = None) -> dict[str, Any]:
         return ui.call(lambda: memory_state(ui.contexts.get(run_id), seq))
 
     @app.get("/api/runs/{run_id}/memory/diff", summary="Memory units changed between two seqs")
     def api_memory_diff(
-        run_id: str, a: int = Query(alias="from"), b: int = Query(alias="to")
+        run_id: str,
+        a: Annotated[int, Query(alias="from", ge=0, le=INT64_MAX)],
+        b: Annotated[int, Query(alias="to", ge=0, le=INT64_MAX)],
     ) -> dict[str, Any]:
         return ui.call(lambda: memory_diff(ui.contexts.get(run_id), a, b))
 
@@ -229,7 +239,7 @@ def create_app(workspace: str | Path, *, port: int, host: str = LOOPBACK) -> Fas
         return ui.call(build)
 
     @app.delete("/api/annotations/{annotation_id}", status_code=204, summary="Remove a label")
-    def api_unannotate(annotation_id: int) -> None:
+    def api_unannotate(annotation_id: Annotated[int, PathParam(ge=-INT64_MAX - 1, le=INT64_MAX)]) -> None:
         with ui.reading() as ws:
             if not ws.store.delete_annotation(annotation_id):
                 raise HTTPException(404, f"no annotation {annotation_id}")
@@ -275,7 +285,7 @@ def create_app(workspace: str | Path, *, port: int, host: str = LOOPBACK) -> Fas
 
     @app.get("/runs/{run_id}/memory", response_class=HTMLResponse, include_in_schema=False)
     def memory_page(
-        request: Request, run_id: str, seq: int | None = None, since: int | None = None
+        request: Request, run_id: str, seq: Seq | None = None, since: Seq | None = None
     ) -> HTMLResponse:
         state = api_memory(run_id, seq)
         diff = api_memory_diff(run_id, since, state["seq"]) if since is not None else None
