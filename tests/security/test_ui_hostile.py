@@ -1,19 +1,22 @@
 """The web UI under attack: DNS rebinding (a foreign Host), cross-site writes (a foreign Origin or
-Sec-Fetch-Site), numbers SQLite cannot hold, malformed query values.
+Sec-Fetch-Site), numbers SQLite cannot hold, malformed query values and a port someone else holds.
 """
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
-from conftest import record_small_pipeline
+from conftest import record_small_pipeline, run_cli_in_process
+from memtrace.errors import WorkspaceError
 from memtrace.graph import Workspace
 from memtrace.ui import create_app
 from memtrace.ui.guard import allowed_hosts
+from memtrace.ui.server import serve
 
 PORT = 8765
 OWN = f"http://127.0.0.1:{PORT}"
@@ -231,3 +234,56 @@ def test_the_largest_sqlite_integer_is_still_answered(client: TestClient, run_id
 def test_a_malformed_label_body_stays_a_422(client: TestClient, labels_url: str) -> None:
     response = client.post(labels_url, json={"note": "no error type"})
     assert response.status_code == 422 and "error_type" in response.json()["error"]
+
+
+def test_a_taken_port_is_one_line_and_no_url(small_ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        code, out, err = run_cli_in_process(capsys, "ui", small_ws, "--port", str(port))
+    assert code == 1
+    assert "http://" not in out + err
+    assert f"port {port}" in err and "taken" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_a_port_out_of_range_is_one_line(
+    small_ws: Path, capsys: pytest.CaptureFixture[str], port: str
+) -> None:
+    code, out, err = run_cli_in_process(capsys, "ui", small_ws, "--port", port)
+    assert code == 1 and "http://" not in out + err
+    assert "not a TCP port" in err and len(err.strip().splitlines()) == 1
+
+
+class Announced(Exception):
+    """Raised by the test's announce callback to stop serve() before uvicorn runs."""
+
+
+def test_the_url_is_announced_only_once_the_port_listens(small_ws: Path) -> None:
+    """Whoever opens the printed URL at once is connected: the socket listens before the line."""
+    connected: list[str] = []
+
+    def announce(url: str) -> None:
+        host, port = url.removeprefix("http://").rstrip("/").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=5):
+            connected.append(url)
+        raise Announced
+
+    with pytest.raises(Announced):
+        serve(small_ws, port=0, announce=announce)
+    assert len(connected) == 1 and connected[0].startswith("http://127.0.0.1:")
+
+
+def test_a_missing_workspace_prints_no_url_and_frees_the_port(tmp_path: Path) -> None:
+    """The port is bound before the workspace opens; a bad folder must release it again."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    announced: list[str] = []
+    with pytest.raises(WorkspaceError, match="not a memtrace workspace"):
+        serve(tmp_path / "nowhere", port=port, announce=announced.append)
+    assert announced == []
+    with socket.socket() as again:
+        again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        again.bind(("127.0.0.1", port))
