@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 from urllib.parse import quote
 
+import jinja2
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
@@ -100,7 +101,9 @@ def create_app(workspace: str | Path, *, port: int, host: str = LOOPBACK) -> Fas
     app.state.ui = ui
     app.add_middleware(Guard, host=host, port=port)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    templates = Jinja2Templates(directory=HERE / "templates")
+    # Every template escapes what it prints: runs, cases and labels are data anyone may have written.
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True)
+    templates = Jinja2Templates(env=env)
     templates.env.filters["q"] = lambda value: quote(str(value), safe="")
     templates.env.filters["pct"] = lambda value: "\u2013" if value is None else f"{100 * value:.1f}%"
     templates.env.globals["labels"] = LABELS
