@@ -51,7 +51,7 @@ def main() -> None:
     cases = [a.case_id for a in attributions[: args.cases]]
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(create_app(args.workspace), host=HOST, port=port, log_level="warning")
+        uvicorn.Config(create_app(args.workspace, port=port), host=HOST, port=port, log_level="warning")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

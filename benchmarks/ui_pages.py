@@ -73,7 +73,7 @@ def main() -> None:
         ("memory page + diff", f"/runs/{r}/memory?seq={max_seq // 2}&since={max_seq // 3}"),
         ("runs API", "/api/runs"),
     ]
-    client = TestClient(create_app(args.workspace))
+    client = TestClient(create_app(args.workspace, port=8765), base_url="http://127.0.0.1:8765")
     table = Table(title=f"UI server times: run {run_id} ({ops} ops, {variables} versions), case {case_id}")
     for column in ("request", "status", "cold ms", f"median of {args.repeats} ms", "max ms", "goal"):
         table.add_column(column, justify="left" if column in ("request", "goal") else "right")

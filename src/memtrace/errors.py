@@ -118,3 +118,7 @@ class NotReplayableError(MemtraceError):
 
 class OptimizeError(MemtraceError):
     """The optimiser cannot start: too few conversations, a bad start config, ..."""
+
+
+class ListenError(MemtraceError):
+    """A server cannot listen where asked: the port is taken, out of range or not ours to use."""

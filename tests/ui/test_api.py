@@ -17,7 +17,7 @@ from memtrace.ui.subgraph import MAX_NODES
 
 @pytest.fixture(scope="module")
 def client(sample_ws: Path) -> TestClient:
-    return TestClient(create_app(sample_ws))
+    return TestClient(create_app(sample_ws, port=8765), base_url="http://127.0.0.1:8765")
 
 
 @pytest.fixture(scope="module")

@@ -50,7 +50,9 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
 def live_url(sample_ws: Path) -> Iterator[str]:
     """The app served by uvicorn from a thread on a free loopback port."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(sample_ws), host=HOST, port=port, log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(sample_ws, port=port), host=HOST, port=port, log_level="warning")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -144,3 +146,39 @@ def test_memory_slider_moves_through_seqs(
         page.mouse.click(box["x"] + box["width"] * 0.6, box["y"] + box["height"] / 2)
     assert int(page.inner_text("#seq-now")) > 0
     assert page.locator("#state tbody tr").count() > 0
+
+
+def test_pages_work_under_the_content_policy(
+    page: Any, live_url: str, blamed_case: tuple[str, str, str]
+) -> None:
+    """The CSP allows no inline script: the controls moved to /static still act, and no page logs a
+    refusal (a leftover inline handler or script would)."""
+    run_id, case_id, op_id = blamed_case
+    refused: list[str] = []
+    page.on("console", lambda m: refused.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda error: refused.append(str(error)))
+
+    page.goto(f"{live_url}/")
+    assert "script-src 'self'" in page.evaluate(
+        "fetch('/').then(r => r.headers.get('content-security-policy'))"
+    )
+    with page.expect_navigation():
+        page.check("#show-replays")
+    assert page.url.endswith("?replays=true")
+
+    page.goto(f"{live_url}/runs/{quote(run_id)}")
+    with page.expect_navigation():
+        page.click(".seg label:has(input[value=wrong])")
+    assert "verdict=wrong" in page.url
+    kind = page.locator("select[name=error_type] option").nth(1).get_attribute("value")
+    with page.expect_navigation():
+        page.select_option("select[name=error_type]", kind)
+    assert f"error_type={kind}" in page.url
+
+    page.goto(f"{live_url}/runs/{quote(run_id)}/memory")
+    assert page.inner_text("#session-at"), "the slider names the session it stands in"
+    page.goto(f"{live_url}/runs/{quote(run_id)}/cases/{quote(case_id)}")
+    page.wait_for_selector("#graph.ready", timeout=20_000)
+    page.goto(f"{live_url}/runs/{quote(run_id)}/ops/{quote(op_id, safe='')}")
+    page.wait_for_selector("#op-title")
+    assert refused == []

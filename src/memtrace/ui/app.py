@@ -2,6 +2,8 @@
 
 Every page has a JSON twin under /api (documented at /docs by FastAPI's OpenAPI schema). An
 unknown run, case or operation answers 404 with `{"error": ...}`; pages render the same message.
+A malformed or out-of-range query or path value is a 400 (a page for pages, JSON for the API);
+guard.py turns away foreign hosts and foreign writes before any of this runs.
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 from urllib.parse import quote
 
+import jinja2
 from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, Field
@@ -25,6 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ..graph import AmbiguousRunError, Annotation, NotFoundError, Workspace
 from ..vocabulary import MEMORY_ERROR_TYPES, NON_MEMORY_ERROR_TYPES
 from .context import RunContexts
+from .guard import LOOPBACK, Guard, security_headers
 from .memory import memory_diff, memory_state
 from .operation import operation_detail
 from .runs import case_rows, filter_cases, run_rows
@@ -37,6 +42,10 @@ LABELS: tuple[str, ...] = tuple(str(t) for t in (*MEMORY_ERROR_TYPES, *NON_MEMOR
 T = TypeVar("T")
 #: Case stories kept for the graph requests that follow their pages.
 RECENT_STORIES = 16
+#: SQLite's largest integer: a bigger number reaching a query is an OverflowError, so a 500.
+INT64_MAX = 2**63 - 1
+#: A seq as a query value: none is negative, and SQLite must be able to hold it.
+Seq = Annotated[int, Query(ge=0, le=INT64_MAX)]
 
 
 class AnnotationIn(BaseModel):
@@ -80,8 +89,9 @@ class UI:
                 raise HTTPException(status_code=404, detail=str(exc)) from None
 
 
-def create_app(workspace: str | Path) -> FastAPI:
-    """The web UI of one workspace folder."""
+def create_app(workspace: str | Path, *, port: int, host: str = LOOPBACK) -> FastAPI:
+    """The web UI of one workspace folder, answering only requests addressed to `host`:`port`
+    (or a loopback name with that port), the address it is served on."""
     ui = UI(workspace)
     app = FastAPI(
         title="memtrace UI",
@@ -89,8 +99,11 @@ def create_app(workspace: str | Path) -> FastAPI:
         version="1",
     )
     app.state.ui = ui
+    app.add_middleware(Guard, host=host, port=port)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    templates = Jinja2Templates(directory=HERE / "templates")
+    # Every template escapes what it prints: runs, cases and labels are data anyone may have written.
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True)
+    templates = Jinja2Templates(env=env)
     templates.env.filters["q"] = lambda value: quote(str(value), safe="")
     templates.env.filters["pct"] = lambda value: "\u2013" if value is None else f"{100 * value:.1f}%"
     templates.env.globals["labels"] = LABELS
@@ -98,13 +111,8 @@ def create_app(workspace: str | Path) -> FastAPI:
     for name in templates.env.list_templates():  # compiled now, not on a user's first request
         templates.env.get_template(name)
 
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        return JSONResponse({"error": problems}, status_code=422)
-
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> Any:
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
         return templates.TemplateResponse(
@@ -113,6 +121,20 @@ def create_app(workspace: str | Path) -> FastAPI:
             {"message": exc.detail, "status": exc.status_code},
             status_code=exc.status_code,
         )
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> Any:
+        """A bad query or path value is the request's fault (400); a bad label body stays a 422."""
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        in_url = all(e["loc"] and e["loc"][0] in ("query", "path") for e in exc.errors())
+        return await http_error(request, StarletteHTTPException(400 if in_url else 422, problems))
+
+    @app.exception_handler(Exception)
+    async def crashed(request: Request, exc: Exception) -> Response:
+        """A bug's 500, sent outside the guard: it carries the security headers all the same."""
+        response = await http_error(request, StarletteHTTPException(500, "internal error (see the console)"))
+        response.headers.update(security_headers(request.url.path))
+        return response
 
     def page(request: Request, name: str, **context: Any) -> HTMLResponse:
         started = time.perf_counter()
@@ -172,12 +194,14 @@ def create_app(workspace: str | Path) -> FastAPI:
         return ui.call(lambda: operation_detail(ui.contexts.get(run_id).graph, op_id))
 
     @app.get("/api/runs/{run_id}/memory", summary="The memory store as of a seq")
-    def api_memory(run_id: str, seq: int | None = None) -> dict[str, Any]:
+    def api_memory(run_id: str, seq: Seq | None = None) -> dict[str, Any]:
         return ui.call(lambda: memory_state(ui.contexts.get(run_id), seq))
 
     @app.get("/api/runs/{run_id}/memory/diff", summary="Memory units changed between two seqs")
     def api_memory_diff(
-        run_id: str, a: int = Query(alias="from"), b: int = Query(alias="to")
+        run_id: str,
+        a: Annotated[int, Query(alias="from", ge=0, le=INT64_MAX)],
+        b: Annotated[int, Query(alias="to", ge=0, le=INT64_MAX)],
     ) -> dict[str, Any]:
         return ui.call(lambda: memory_diff(ui.contexts.get(run_id), a, b))
 
@@ -218,7 +242,7 @@ def create_app(workspace: str | Path) -> FastAPI:
         return ui.call(build)
 
     @app.delete("/api/annotations/{annotation_id}", status_code=204, summary="Remove a label")
-    def api_unannotate(annotation_id: int) -> None:
+    def api_unannotate(annotation_id: Annotated[int, PathParam(ge=-INT64_MAX - 1, le=INT64_MAX)]) -> None:
         with ui.reading() as ws:
             if not ws.store.delete_annotation(annotation_id):
                 raise HTTPException(404, f"no annotation {annotation_id}")
@@ -264,7 +288,7 @@ def create_app(workspace: str | Path) -> FastAPI:
 
     @app.get("/runs/{run_id}/memory", response_class=HTMLResponse, include_in_schema=False)
     def memory_page(
-        request: Request, run_id: str, seq: int | None = None, since: int | None = None
+        request: Request, run_id: str, seq: Seq | None = None, since: Seq | None = None
     ) -> HTMLResponse:
         state = api_memory(run_id, seq)
         diff = api_memory_diff(run_id, since, state["seq"]) if since is not None else None

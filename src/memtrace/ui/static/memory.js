@@ -2,9 +2,10 @@
 (function () {
   var slider = document.getElementById("seq"), number = document.getElementById("seq-number");
   var where = document.getElementById("session-at"), form = document.getElementById("seq-form");
+  var sessions = JSON.parse(form.dataset.sessions || "[]");  // data, never script (the CSP allows none inline)
   function session(seq) {
     var label = "";
-    (window.SESSIONS || []).forEach(function (s) { if (s.seq <= seq) label = s.label; });
+    sessions.forEach(function (s) { if (s.seq <= seq) label = s.label; });
     return label;
   }
   function show() { number.value = slider.value; where.textContent = session(+slider.value); }

@@ -1,5 +1,13 @@
-// Sort a table by clicking its headers; filter the runs table by typing.
+// Sort a table by clicking its headers; filter the runs table by typing; toolbar controls apply at once
+// (wired here because the CSP allows no inline handlers).
 (function () {
+  document.querySelectorAll("[data-submit-on-change]").forEach(function (control) {
+    control.addEventListener("change", function () { control.form.submit(); });
+  });
+  var replays = document.getElementById("show-replays");
+  if (replays) {
+    replays.addEventListener("change", function () { location.search = replays.checked ? "?replays=true" : ""; });
+  }
   document.querySelectorAll("table.sortable").forEach(function (table) {
     table.querySelectorAll("th[data-key]").forEach(function (th, _) {
       th.addEventListener("click", function () {
