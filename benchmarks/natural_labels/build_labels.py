@@ -26,7 +26,9 @@ def records(ws: mt.Workspace, labels: list[dict], cases: dict[str, dict], author
         case_row = cases[label["label_id"]]
         (case,) = [c for c in ws.cases(case_row["run_id"]) if c.id == case_row["case_id"]]
         kind = label["error_type"]
-        annotation = Annotation(case_row["run_id"], case.id, kind, label.get("op_id"), label["evidence"], author)
+        annotation = Annotation(
+            case_row["run_id"], case.id, kind, label.get("op_id"), label["evidence"], author
+        )
         record = annotation_record(ws.store, case, annotation)
         record["run"] = case_row["run"]
         record["memtrace"].update(
@@ -50,10 +52,15 @@ def main() -> None:
     aside = sorted({row["conversation"] for row in cases.values() if row["split"] == "aside"})
     primary: list[dict] = []
     for name in ("r1-long_context", "r2-rag", "r3-mem0", "r4-evermemos"):
-        primary += [dict(label, reader=name[:2]) for label in json.loads((args.readers / f"{name}.json").read_text())]
+        primary += [
+            dict(label, reader=name[:2]) for label in json.loads((args.readers / f"{name}.json").read_text())
+        ]
     second = json.loads((args.readers / "r5-second.json").read_text())
     with mt.open(args.workspace) as ws:
-        for name, labels, author in (("labels.json", primary, "reader"), ("labels_second.json", second, "second-reader")):
+        for name, labels, author in (
+            ("labels.json", primary, "reader"),
+            ("labels_second.json", second, "second-reader"),
+        ):
             payload = {
                 "format": "memtrace-labels/1",
                 "dataset": "locomo-dev",
