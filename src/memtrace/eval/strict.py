@@ -137,18 +137,20 @@ def date_spans(text: str) -> list[Span]:
     return spans
 
 
-def strip_dates(text: str) -> str:
-    """The text without its date expressions (and their relative prefixes), for the word check."""
+def strip_dates(text: str, *, keep_case: bool = False) -> str:
+    """The text without its date expressions (and their relative prefixes), for the word check;
+    lowercased unless `keep_case` (then in the text's own case, when casefolding keeps its length)."""
     lowered = text.casefold()
+    source = text if keep_case and len(lowered) == len(text) else lowered
     out, last = [], 0
     for match in _ABSOLUTE.finditer(lowered):
         start = match.start()
         relative = _RELATIVE.search(lowered[max(0, start - 40) : start])
         if relative is not None:
             start = max(0, start - 40) + relative.start()
-        out.append(lowered[last:start])
+        out.append(source[last:start])
         last = match.end()
-    return " ".join([*out, lowered[last:]])
+    return " ".join([*out, source[last:]])
 
 
 def missing_parts(prediction: str, gold: str) -> list[str]:

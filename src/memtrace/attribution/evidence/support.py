@@ -186,14 +186,23 @@ _ITEM_SEPARATOR = re.compile(r"\s*(?:,(?!\d)|;|\band\b|\bas well as\b)\s*", re.I
 
 
 @functools.lru_cache(maxsize=8192)
-def answer_items(gold: str) -> tuple[frozenset[str], ...]:
-    """A gold answer's items, each as its content words: "yoga, meditation and walks" has three, and a
+def answer_item_texts(gold: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """A gold answer's items as (text, content words): "yoga, meditation and walks" has three, and a
     memory may hold each in a part of its own (Mem0 writes one fact per sentence). Its dates stay
     whole (the comma of "May 7, 2023" does not split it); a bare "yes" or "no" is no item."""
     items = [span.text for span in date_spans(gold)]
-    items += [part for part in _ITEM_SEPARATOR.split(strip_dates(gold)) if part.strip()]
-    stems = (content_stems(item) for item in items)
-    return tuple(dict.fromkeys(s for s in stems if s and not s <= _VERDICT_WORDS))
+    items += [part.strip() for part in _ITEM_SEPARATOR.split(strip_dates(gold)) if part.strip()]
+    found: dict[frozenset[str], str] = {}
+    for item in items:
+        stems = content_stems(item)
+        if stems and not stems <= _VERDICT_WORDS:
+            found.setdefault(stems, item)
+    return tuple((text, stems) for stems, text in found.items())
+
+
+def answer_items(gold: str) -> tuple[frozenset[str], ...]:
+    """A gold answer's items, each as its content words (see `answer_item_texts`)."""
+    return tuple(stems for _, stems in answer_item_texts(gold))
 
 
 #: "Yes" and "no" are verdicts inferred from the evidence, not items a message states.
@@ -217,7 +226,7 @@ def _stated_items(gold: Iterable[str], text: str) -> tuple[frozenset[str], ...]:
     The '[said on 4 May 2023]' stamp does not count: a gold date matched only by it ("the week before
     4 May 2023" for "I moved last week") is inferred, and a memory resolving it ("[on 27 April 2023]")
     carries the information without repeating the stamp."""
-    words = content_stems(_STAMP.sub("", text))
+    words = content_stems(STAMP.sub("", text))
     return tuple(item for g in gold for item in answer_items(g) if item <= words)
 
 
@@ -388,7 +397,7 @@ def _carrying_rule(
     return lambda words: any(item & words for item in unstated)
 
 
-_STAMP = re.compile(r"\s*\[said on (?P<date>[^\]]+)\]\s*$")
+STAMP = re.compile(r"\s*\[said on (?P<date>[^\]]+)\]\s*$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 #: Words that say when, not what: dates are stamped on every line, so they cannot show a line's source.
 _WHEN_WORDS = content_stems(
@@ -421,7 +430,7 @@ def _statements(
     stated by the sentence most about what was asked. The date is on every line of that day, so it
     is not among the words.
     """
-    stamp = _STAMP.search(body)
+    stamp = STAMP.search(body)
     dated = answer & content_stems(stamp.group("date")) if stamp else frozenset()
     text = body[: stamp.start()] if stamp else body
     literal: list[tuple[int, Statement]] = []

@@ -23,8 +23,10 @@ from ..evidence.anatomy import CaseAnatomy, case_anatomy
 from ..evidence.extraction import find_dropper
 from ..evidence.locate import dated_message, locate_evidence, run_speakers
 from ..evidence.losses import DELETED_MARKER, decisive_loss, live_state, losses
+from ..evidence.needs import answer_needs
 from ..evidence.support import OverlapScorer, SupportScorer, Target, best_part, carrying_part, value_words
 from ..model import Attribution, Cost, PathRole, PathStep, undetermined
+from .flow_items import combine_items, elsewhere_note, suspected_annotation_error
 
 
 class _GraphFacts:
@@ -73,8 +75,12 @@ class FlowMethod:
             facts = self._facts[graph] = _GraphFacts(graph)
         return facts
 
+    #: Raised when the method's decisions change, so results stored by an older rule are not reused.
+    RULES = 2
+
     def settings(self) -> dict[str, Any]:
         return {
+            "rules": self.RULES,
             "scorer": getattr(self.scorer, "name", type(self.scorer).__name__),
             "threshold": self.scorer.threshold,
             "evidence": self.evidence,
@@ -113,18 +119,48 @@ class FlowMethod:
         found = locate_evidence(graph, case, method=self.evidence, k=self.k)
         if not found.versions:
             return undetermined(graph, case, self.name, found.problem or "no evidence messages found")
+        if found.source != "gold":  # retrieved pseudo evidence: no items to look for elsewhere
+            return self._trace(graph, case, anatomy, found.versions, found.source)
+        needs = answer_needs(graph, case, found.versions, anatomy.question_seq)
+        if needs.unsupported is not None:
+            return suspected_annotation_error(graph, case, self.name, needs, found.versions)
+        if len(needs.items) >= 2:  # a list answer: every item must reach the answer
+            traced = [
+                (need, self._trace(graph, case, anatomy, list(need.messages), need.where, need.item))
+                for need in needs.items
+            ]
+            return combine_items(graph, case, anatomy, traced, self.name)
+        if needs.items and needs.items[0].where != "annotated":  # the annotated turns do not state it
+            need = needs.items[0]
+            result = self._trace(graph, case, anatomy, list(need.messages), need.where)
+            result.explanation = f"{elsewhere_note(need, found.versions)} {result.explanation}"
+            return result
+        return self._trace(graph, case, anatomy, found.versions, found.source)
+
+    def _trace(
+        self,
+        graph: GraphQueries,
+        case: Case,
+        anatomy: CaseAnatomy,
+        evidence: list[VariableVersion],
+        source: str,
+        item: str | None = None,
+    ) -> Attribution:
+        """Follow the information of these evidence turns (one item of the answer, when given) through
+        memory to the answer step, and decide by the taxonomy."""
         facts = self._graph_facts(graph)
+        gold = [item] if item is not None else case.gold
         target = self.scorer.prepare(
             case.question,
-            case.gold,
-            [(v.name, dated_message(graph, v)) for v in found.versions],
+            gold,
+            [(v.name, dated_message(graph, v)) for v in evidence],
             facts.speakers(graph),
         )
         if target.empty:
             return undetermined(graph, case, self.name, "the evidence and gold answer have no content words")
         path = [
-            PathStep("var", v.id, v.seq, f"evidence ({found.source})", True, role=PathRole.EVIDENCE)
-            for v in found.versions
+            PathStep("var", v.id, v.seq, f"evidence ({source})", True, role=PathRole.EVIDENCE)
+            for v in evidence
         ]
         question_seq = anatomy.question_seq
         memory = [v for v in facts.memory if v.seq < question_seq]
@@ -136,7 +172,7 @@ class FlowMethod:
             carrying = {v.id: _support(target, values[v.id], self.scorer) for v in memory}
         carrying = {k: s for k, s in carrying.items() if s >= self.scorer.threshold}
         if not carrying:
-            return self._extraction_error(graph, case, found.versions, target, question_seq, path)
+            return self._extraction_error(graph, case, evidence, target, question_seq, path)
         live = live_state(graph, question_seq, facts.has_marker)
         live_carrying = [v for v in live.values() if v.id in carrying]
         first = min((graph.var(i) for i in carrying), key=lambda v: v.seq)
@@ -151,7 +187,10 @@ class FlowMethod:
             )
         )
         if not live_carrying:
-            return self._loss_error(graph, case, carrying, question_seq, path, facts.has_marker)
+            per_message = (
+                self._carrying_per_message(graph, case, evidence, gold, memory) if len(evidence) > 1 else []
+            )
+            return self._loss_error(graph, case, carrying, question_seq, path, facts.has_marker, per_message)
         best = max(live_carrying, key=lambda v: carrying[v.id])
         path.append(
             PathStep(
@@ -225,6 +264,34 @@ class FlowMethod:
             graph.run.id, case.id, dropper.id, ErrorType.EXTRACTION, 0.8, explanation, self.name, path
         )
 
+    def _carrying_per_message(
+        self,
+        graph: GraphQueries,
+        case: Case,
+        evidence: list[VariableVersion],
+        gold: list[str],
+        memory: list[VariableVersion],
+    ) -> list[dict[str, float]]:
+        """For each evidence turn on its own, the memory versions carrying it (those that ever did)."""
+        facts = self._graph_facts(graph)
+        found = []
+        for version in evidence:
+            target = self.scorer.prepare(
+                case.question, gold, [(version.name, dated_message(graph, version))], facts.speakers(graph)
+            )
+            if target.empty:
+                continue
+            if isinstance(self.scorer, OverlapScorer):
+                words = facts.words_of(graph, memory)
+                scores = {v.id: self.scorer.score_words(target, words[v.id]) for v in memory}
+            else:
+                values = graph.values(memory)
+                scores = {v.id: _support(target, values[v.id], self.scorer) for v in memory}
+            carrying = {k: s for k, s in scores.items() if s >= self.scorer.threshold}
+            if carrying:
+                found.append(carrying)
+        return found
+
     def _loss_error(
         self,
         graph: GraphQueries,
@@ -233,10 +300,20 @@ class FlowMethod:
         question_seq: int,
         path: list[PathStep],
         markers: bool,
+        per_message: list[dict[str, float]] | None = None,
     ) -> Attribution:
-        """Memory held it once and not at question time: the earliest change that lost it."""
+        """Memory held it once and not at question time: the earliest change that lost it.
+
+        With several evidence turns, each turn's own loss counts (a long-context window trims them one
+        by one): the earliest of them decides, since repairing it with later operations ideal keeps
+        every turn, while the last trim only finished what the first began.
+        """
         found = losses(graph, carrying, question_seq, markers)
         loss = decisive_loss(found)
+        for message_carrying in per_message or []:
+            own = decisive_loss(losses(graph, message_carrying, question_seq, markers))
+            if own is not None and (loss is None or own.op.seq < loss.op.seq):
+                loss, found = own, [*found, own]
         if loss is None:
             return undetermined(
                 graph, case, self.name, "memory held the information but no loss could be located", path=path

@@ -1,0 +1,171 @@
+"""What a failed question needs: each item of its gold answer and the turns that state it.
+
+The annotated evidence turn often does not state the answer (a bare "Yeah, good idea!", the other
+speaker's question, a plan that a later turn says came true). So each item of the gold answer is
+looked for in the annotated turns first, then in their sessions, then in the whole conversation
+before the question; the turns found are what the flow method traces. A list answer needs every
+item: a context holding some of them is a partial carrier. A gold answer that names something no
+turn mentions is suspected to be an annotation error (LoCoMo has some), never a memory failure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ...eval.strict import strip_dates
+from ...graph import Case, GraphQueries, VariableVersion
+from .locate import message_text, message_versions
+from .support import STAMP, answer_item_texts, content_stems
+
+_DIALOGUE_ID = re.compile(r"^(?P<session>D\d+):\d+$")
+_NUMBER_WORDS = frozenset(
+    re.findall(
+        r"\w+", "one two three four five six seven eight nine ten eleven twelve once twice first second third"
+    )
+)
+#: Calendar words are how a gold answer says when, not a name the conversation should mention.
+_CALENDAR = frozenset(
+    re.findall(
+        r"\w+",
+        "january february march april may june july august september october november december"
+        " monday tuesday wednesday thursday friday saturday sunday",
+    )
+)
+_NAME = re.compile(r"[A-Za-z][\w'\u2019-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class ItemNeed:
+    """One thing the answer needs and the turns that state it (`where`: annotated, session, conversation).
+
+    `item` is an item of the gold answer; None when the answer is inferred from several turns and the
+    need is one of those turns (`label` names it either way).
+    """
+
+    label: str
+    item: str | None
+    words: frozenset[str]
+    messages: tuple[VariableVersion, ...]
+    where: str
+
+
+@dataclass(slots=True)
+class AnswerNeeds:
+    """The items of a gold answer that turns state, those none states, and why the gold looks unsupported."""
+
+    items: list[ItemNeed] = field(default_factory=list)
+    unstated: list[str] = field(default_factory=list)
+    #: Set when the gold answer names something no turn of the conversation mentions.
+    unsupported: str | None = None
+
+    @property
+    def messages(self) -> list[VariableVersion]:
+        """Every turn stating an item, once, in seq order."""
+        seen = {v.id: v for need in self.items for v in need.messages}
+        return sorted(seen.values(), key=lambda v: v.seq)
+
+    @property
+    def found_elsewhere(self) -> bool:
+        """Whether some item is stated only by turns the dataset did not annotate."""
+        return any(need.where != "annotated" for need in self.items)
+
+
+def session_of(version: VariableVersion) -> str | None:
+    """The session of a LoCoMo turn ('D3' of 'D3:5'); None for other naming schemes."""
+    match = _DIALOGUE_ID.match(version.name)
+    return match.group("session") if match else None
+
+
+def _turn_words(graph: GraphQueries) -> list[tuple[VariableVersion, frozenset[str]]]:
+    """Every turn of the run with its content words (no '[said on ...]' stamp), cached per graph."""
+
+    def build() -> list[tuple[VariableVersion, frozenset[str]]]:
+        turns = message_versions(graph)
+        values = graph.values(turns)
+        return [(v, content_stems(STAMP.sub("", message_text(values[v.id])))) for v in turns]
+
+    return graph.derived("turn-words", build)
+
+
+def _is_count(words: frozenset[str]) -> bool:
+    """A bare number ("3", "two"): it counts something and any line may hold the word, so only the
+    annotated turns can show where it comes from."""
+    return all(w.isdigit() or w in _NUMBER_WORDS for w in words)
+
+
+def answer_needs(
+    graph: GraphQueries, case: Case, annotated: list[VariableVersion], question_seq: int
+) -> AnswerNeeds:
+    """Each gold item with every turn stating it, the annotated ones first, then their sessions', then
+    any turn before the question that also shares a word of the question (the relation asked about).
+
+    An item of several words that no turn states whole is looked for as a paraphrase, in the annotated
+    turns and their sessions only: half its words, two at least.
+    """
+    turns = [(v, words) for v, words in _turn_words(graph) if v.seq < question_seq]
+    asked = content_stems(case.question)
+    annotated_ids = {v.id for v in annotated}
+    sessions = {s for s in (session_of(v) for v in annotated) if s is not None}
+    near = [(v, w) for v, w in turns if v.id in annotated_ids or session_of(v) in sessions]
+    needs = AnswerNeeds()
+    for gold in case.gold:
+        for text, words in answer_item_texts(gold):
+            if any(other.words == words for other in needs.items):
+                continue
+            need = _stating(text, words, turns, near, annotated_ids, sessions, asked)
+            if need is None:
+                needs.unstated.append(text)
+            else:
+                needs.items.append(need)
+    if case.category != "open-domain":  # open-domain questions are answered from world knowledge
+        needs.unsupported = _unmentioned_name(case, [w for _, w in turns])
+    return needs
+
+
+def _stating(
+    text: str,
+    words: frozenset[str],
+    turns: list[tuple[VariableVersion, frozenset[str]]],
+    near: list[tuple[VariableVersion, frozenset[str]]],
+    annotated: set[str],
+    sessions: set[str],
+    asked: frozenset[str],
+) -> ItemNeed | None:
+    """The turns stating one item: the annotated ones, else their sessions', else the conversation's;
+    None if none does."""
+    stating = [(v, w) for v, w in turns if words <= w]
+    found: dict[str, tuple[VariableVersion, str]] = {}
+    stages = [("annotated", [v for v, _ in stating if v.id in annotated])]
+    if not _is_count(words):  # a bare number is on many lines: only the annotated turns show its source
+        stages.append(("session", [v for v, _ in stating if session_of(v) in sessions]))
+        stages.append(("conversation", [v for v, w in stating if (w - words) & asked]))
+    for where, chosen in stages:  # the nearest turns that state it: a later look-alike is another event
+        if chosen:
+            found = {v.id: (v, where) for v in chosen}
+            break
+    if not found and len(words) >= 3:  # a paraphrase of a longer item, near the annotated turns
+        least = max(2, (len(words) + 1) // 2)
+        for v, w in near:
+            if len(words & w) >= least:
+                found.setdefault(v.id, (v, "annotated" if v.id in annotated else "session"))
+    if not found:
+        return None
+    ordered = list(found.values())
+    return ItemNeed(text, text, words, tuple(v for v, _ in ordered), ordered[0][1])
+
+
+def _unmentioned_name(case: Case, turns: list[frozenset[str]]) -> str | None:
+    """A name in the gold answer (all capitals, or capitalised past an item's first word) that no turn
+    mentions: the answer comes from outside the conversation (world knowledge, an image, a mistake)."""
+    said = frozenset().union(*turns) if turns else frozenset()
+    asked = content_stems(case.question)
+    for gold in case.gold:
+        for item in re.split(r",|;|\band\b", strip_dates(gold, keep_case=True)):
+            tokens = [t for t in _NAME.findall(item) if t.casefold() not in _CALENDAR]
+            for position, token in enumerate(tokens):
+                named = (token.isupper() and len(token) > 1) or (position > 0 and token[0].isupper())
+                stems = content_stems(token)
+                if named and stems and not stems & (said | asked):
+                    return f"the gold answer names {token!r}, which no turn of the conversation mentions"
+    return None

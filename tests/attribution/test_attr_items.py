@@ -1,0 +1,153 @@
+"""The flow method traces what the gold answer needs: every item of a list, the turns that state it,
+the earliest loss among several turns, and no blame at all for a gold the conversation does not support."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import memtrace as mt
+from memtrace.attribution import FlowMethod
+from memtrace.attribution.model import Attribution
+
+PEPPER = "Diego: We adopted a dog named Pepper last spring, she loves the park."
+WHISKERS = "Diego: And last month we adopted a cat named Whiskers too."
+
+
+def _attribute(workspace: Path, run_id: str) -> tuple[Attribution, mt.Workspace]:
+    ws = mt.open(workspace)
+    return FlowMethod().attribute(ws.view(run_id), ws.cases(run_id)[0]), ws
+
+
+def _pets_run(workspace: Path, retrieved: list[str]) -> str:
+    """Mem0-like: one memory per fact, both live at question time; the search returns `retrieved`."""
+    with mt.run(workspace, name="pets", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            pepper = op.output("D1:3", PEPPER, category="message")
+            whiskers = op.output("D2:5", WHISKERS, category="message")
+        memories = {
+            "mem-1": "Diego adopted a dog named Pepper last spring",
+            "mem-2": "Diego adopted a cat named Whiskers last month",
+        }
+        for (unit, text), message in zip(memories.items(), (pepper, whiskers), strict=True):
+            with mt.op("extract_facts", category="extraction") as op:
+                op.use(message)
+                run.memory(unit).create({"memory": text}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            op.input("query", "What pets does Diego have?", category="query")
+            found = op.output("retrieved", [memories[unit] for unit in retrieved], category="retrieved")
+        case = run.case(
+            "What pets does Diego have?",
+            gold="a dog named Pepper and a cat named Whiskers",
+            evidence=["D1:3", "D2:5"],
+        )
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "a cat", category="prediction")
+        case.predict("a cat", var=prediction)
+        case.judge(False)
+        return run.id
+
+
+def test_a_context_with_one_item_of_two_is_a_partial_carrier_and_retrieval_is_blamed(tmp_path: Path) -> None:
+    """The demo's q10: the context held the cat, not the dog, while the dog's memory was live."""
+    run_id = _pets_run(tmp_path, ["mem-2"])
+    result, ws = _attribute(tmp_path, run_id)
+    with ws:
+        assert result.error_type == "RetrievalError", result.explanation
+        assert result.op_id is not None and result.op_id.startswith("search#")
+        assert "partial carrier" in result.explanation and "pepper" in result.explanation.lower()
+
+
+def test_a_context_with_every_item_is_a_response_error_naming_each(tmp_path: Path) -> None:
+    run_id = _pets_run(tmp_path, ["mem-1", "mem-2"])
+    result, ws = _attribute(tmp_path, run_id)
+    with ws:
+        assert result.error_type == "ResponseError", result.explanation
+        assert "Pepper" in result.explanation and "Whiskers" in result.explanation
+
+
+def test_the_turn_stating_the_answer_is_traced_when_the_annotated_one_is_a_bare_reply(tmp_path: Path) -> None:
+    """The dataset points at "Yeah, good idea!"; the turn before it in the session says kayaking."""
+    with mt.run(tmp_path, name="reply", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            stating = op.output(
+                "D4:1", "Nadia: I took up kayaking on the lake this summer.", category="message"
+            )
+            reply = op.output("D4:2", "Omar: Yeah, good idea!", category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(reply)
+            run.memory("mem-1").create({"memory": "Omar likes good ideas"}, by=op)
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(stating)
+            run.memory("mem-2").create({"memory": "Nadia spent the summer at the lake"}, by=op)
+        case = run.case("What water sport did Nadia take up?", gold="kayaking", evidence=["D4:2"])
+        with mt.op("answer", category="response") as op:
+            prediction = op.output("prediction", "swimming", category="prediction")
+        case.predict("swimming", var=prediction)
+        case.judge(False)
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "ExtractionError", result.explanation
+        extraction = ws.graph(run.id).op(result.op_id)
+        assert any(v.name == "D4:1" for v in ws.graph(run.id).inputs(extraction.id)), result.explanation
+        assert "does not state" in result.explanation and "D4:1" in result.explanation
+
+
+def test_of_two_turns_trimmed_by_different_operations_the_earliest_trim_is_blamed(tmp_path: Path) -> None:
+    """Each item's turn leaves the window in its own trim: repairing the first, with later trims
+    ideal, keeps both; the last trim only finished the loss."""
+    lines = [
+        ("D1:4", "Ravi: I'm doing kickboxing twice a week now."),
+        ("D1:5", "Lena: Wow, sounds intense."),
+        ("D2:8", "Ravi: I also started taekwondo at the community hall."),
+        ("D2:9", "Lena: Nice!"),
+        ("D3:1", "Lena: How was your weekend?"),
+    ]
+    with mt.run(tmp_path, name="window", system="long_context") as run:
+        window = run.memory("window")
+        kept: list[str] = []
+        for message_id, text in lines:
+            with mt.op("load", category="construction") as op:
+                message = op.output(message_id, text, category="message")
+            with mt.op("memory_update", category="update") as op:
+                op.use(message)
+                kept = [*kept, f"[{message_id}] {text}"]
+                (window.update if window.exists else window.create)(kept, by=op)
+        trims = []
+        for _ in range(4):
+            with mt.op("trim_memory", category="update") as op:
+                kept = kept[1:]
+                window.update(kept, by=op)
+                trims.append(op.id)
+        case = run.case(
+            "What martial arts has Ravi done?", gold="Kickboxing, Taekwondo", evidence=["D2:8", "D1:4"]
+        )
+        with mt.op("answer", category="response") as op:
+            op.input("context", kept, category="context")
+            prediction = op.output("prediction", "none", category="prediction")
+        case.predict("none", var=prediction)
+        case.judge(False)
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "UpdateError", result.explanation
+        assert result.op_id == trims[0], result.explanation  # the trim that dropped the kickboxing line
+
+
+def test_a_gold_naming_what_no_turn_mentions_is_a_suspected_annotation_error(tmp_path: Path) -> None:
+    with mt.run(tmp_path, name="unsupported", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            message = op.output(
+                "D8:3", "Kofi: We played that card game with colours again.", category="message"
+            )
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(message)
+            run.memory("mem-1").create({"memory": "Kofi played a card game with colours"}, by=op)
+        case = run.case("Which card game did Kofi play?", gold="UNO", evidence=["D8:3"])
+        with mt.op("answer", category="response") as op:
+            prediction = op.output("prediction", "poker", category="prediction")
+        case.predict("poker", var=prediction)
+        case.judge(False)
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "AnnotationError", result.explanation
+        assert result.op_id is None and "'UNO'" in result.explanation
