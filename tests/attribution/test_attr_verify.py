@@ -149,12 +149,18 @@ def test_a_response_error_is_by_elimination_only_with_its_carrying_part_named(
     scorer = OverlapScorer()
     for item in [a for a in stored if a.error_type == "ResponseError"]:
         outcome = verify(ws, item)
-        if outcome.verdict == "by-elimination":
+        if outcome.verdict == "by-elimination":  # an inferred answer: flow's rule is all there is
             (named,) = [s for s in outcome.attribution.path if s.part]
             target = evidence_target(graph, ws.case(run_id, item.case_id), item)
             assert scorer.score(target, named.part) >= scorer.threshold
             assert any(named.part in line for line in outcome.checked)
-        else:  # one carrying rule: flow claims a ResponseError only with a part verify also finds
+            assert any("inferred" in line for line in outcome.checked)
+        elif outcome.verdict == "flow-confirmed":  # the judge's rule finds every item in the context
+            assert outcome.why == "context-holds-every-item"
+            assert any("holds every item" in line for line in outcome.checked)
+        elif outcome.verdict == "refuted":  # verification says no: an item is missing from the context
+            assert outcome.why == "context-lacks-item" and "holds" in outcome.reason
+        else:
             assert (outcome.verdict, outcome.why) == ("not-verifiable", "unanswerable")
             assert all(says_unanswerable(g) for g in ws.case(run_id, item.case_id).gold)
     # a claim that the context held the evidence when no part of it does is not by elimination
@@ -163,7 +169,10 @@ def test_a_response_error_is_by_elimination_only_with_its_carrying_part_named(
     answer = case_anatomy(graph, case).answer_op
     relabelled = replace(missed, error_type="ResponseError", op_id=answer.id, path=list(missed.path))
     outcome = verify(ws, relabelled)
-    assert (outcome.verdict, outcome.why) == ("not-verifiable", "no-carrying-part")
+    assert (outcome.verdict, outcome.why) in (
+        ("refuted", "context-lacks-item"),
+        ("not-verifiable", "no-carrying-part"),
+    )
     assert outcome.replay_run is None and not any(s.part for s in outcome.attribution.path)
 
 

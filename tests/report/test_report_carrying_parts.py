@@ -1,5 +1,6 @@
-"""Every ResponseError by elimination shows its carrying part in the report, not only the three examples
-of its pattern: report.json's failures and report.html's All failures table hold it."""
+"""Every ResponseError verification backs (by elimination, or confirmed by the judge's item check) shows
+its carrying part in the report, not only the three examples of its pattern: report.json's failures and
+report.html's All failures table hold it."""
 
 from __future__ import annotations
 
@@ -22,7 +23,11 @@ def test_each_elimination_names_its_carrying_part_in_the_json_and_the_html() -> 
     with Workspace(verified_workspace()) as ws:
         report = build_report(ws)
         stored = {(a.run_id, a.case_id): a for a in load_attributions(ws.store, method="flow")}
-    eliminated = [f for f in report.failures if f.verified == Verdict.BY_ELIMINATION]
+    eliminated = [
+        f
+        for f in report.failures
+        if f.error_type == "ResponseError" and f.verified in (Verdict.BY_ELIMINATION, Verdict.FLOW_CONFIRMED)
+    ]
     examples = {e.case_id for p in report.patterns for e in p.examples}
     assert len(eliminated) > len({f.case_id for f in eliminated} & examples)  # more than the examples show
     page = render_html(report)

@@ -28,6 +28,7 @@ from ..model import Attribution, PathRole, PathStep, load_attributions, save_att
 from .confirm import context_part, memory_carries_at_question
 from .ideal_facts import ideal_fact
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
+from .items import check_for, item_line, refuted_premise, texts_of
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
 from .verdicts import Verification, verification_summary
 
@@ -114,6 +115,14 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
             "no-evidence",
             "the path names no evidence to check a replay against",
         )
+    check = check_for(graph, case)
+    kept = attribution.step(PathRole.LAST_CARRIER)
+    kept_value = graph.value(kept.id) if kept is not None and graph.has_var(kept.id) else None
+    refuted = refuted_premise(graph, case, attribution.error_type, check, kept_value)
+    if refuted is not None:
+        return _outcome(
+            attribution, Verdict.REFUTED, refuted[0], refuted[1], ["no replay: the recorded run refutes it"]
+        )
     patch, repair = build_repair(ws, attribution)
     if patch is None:
         return _outcome(
@@ -137,16 +146,22 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
             f"the repaired operation did not run in the replay ({result.run_id})",
         )
     answered = result.case(attribution.case_id)
-    delivered = carrying_part(target, [(None, answered.context)])
+    by_flow_rule = carrying_part(target, [(None, answered.context)])
+    replayed = texts_of(answered.context)
+    lacking = check.lacking(replayed) if check.has_items else None
     checked = [
         f"repair: {repair}; replayed {result.run_id}",
         (
-            f"the replayed context carries the evidence: {delivered.text!r} (support {delivered.support:.2f})"
-            if delivered is not None
+            f"the replayed context carries the evidence: {by_flow_rule.text!r}"
+            f" (support {by_flow_rule.support:.2f})"
+            if by_flow_rule is not None
             else f"no part of the replayed context ({len(answered.context)} items) carries the evidence"
-        ),
+        )
+        + f"; {item_line(check, replayed)}",
         f"replayed answer {answered.prediction!r}: {'correct' if answered.correct else 'still wrong'}",
     ]
+    # Flow-confirmed needs the independent check; flow's own carrying rule alone confirms nothing.
+    delivered = by_flow_rule if lacking == [] else None
     outcome = Verification(
         attribution,
         Verdict.ANSWER_CONFIRMED,
@@ -170,6 +185,13 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
             outcome.second_faults.append(
                 answer_step_fault(anatomy.answer_op.id, answered.prediction, result.run_id, "repair replay")
             )
+        return outcome
+    if lacking is None and by_flow_rule is not None:
+        outcome.verdict, outcome.why = Verdict.NOT_VERIFIABLE, "inferred-answer"
+        outcome.reason = (
+            "the replayed context carries the evidence by flow's own rule, but the answer is inferred"
+            " (no turn states an item of it): no independent check applies, and the answer did not flip"
+        )
         return outcome
     _undelivered(ws, graph, case, attribution, target, outcome)
     ideal = later_ops_ideal_patch(graph, case, attribution, patch, outcome.why)
@@ -280,7 +302,29 @@ def _by_elimination(
             "no evidence to find in the context (e.g. an unanswerable question); no part can be named",
             [no_replay],
         )
+    check = check_for(graph, case)
+    if check.has_items:  # the judge's rule, item by item, on every part of the recorded context
+        context = texts_of(graph.values(case_anatomy(graph, case).context_vars).values())
+        lacking = check.lacking(context)
+        if lacking:
+            return _outcome(
+                attribution,
+                Verdict.REFUTED,
+                "context-lacks-item",
+                f"no part of the answer's context holds {', '.join(lacking)} (the judge's rule): the"
+                " context did not hold the information",
+                [no_replay],
+            )
     found = context_part(graph, case, target)
+    if check.has_items and found is not None:
+        return _outcome(
+            attribution,
+            Verdict.FLOW_CONFIRMED,
+            "context-holds-every-item",
+            "every item of the answer is in the answer's context by the judge's rule, and a part carries"
+            " the evidence by flow's: an ideal answer step would have answered",
+            [f"carrying part {found.text!r} of {found.var_id}", item_line(check, context), no_replay],
+        )
     if found is None:
         return _outcome(
             attribution,
@@ -308,6 +352,7 @@ def _by_elimination(
     answer_note = "states the gold answer" if found.states_answer else "does not state the gold answer itself"
     checked = [
         f"carrying part {found.text!r} of {found.var_id} (support {found.support:.2f}; {answer_note})",
+        item_line(check, []) if not check.has_items else "the judge's rule finds every item",
         no_replay,
     ]
     return _outcome(attribution, Verdict.BY_ELIMINATION, why, reason, checked)

@@ -20,6 +20,7 @@ from ...vocabulary import Verdict
 from ..evidence.anatomy import case_anatomy
 from ..evidence.support import Target, carrying_part
 from ..model import Attribution, PathRole
+from .items import check_for, item_line, texts_of
 from .oracle import answer_step_fault, memory_as_context
 from .verdicts import Verification
 
@@ -78,11 +79,15 @@ def replay_with_ideal_later_ops(
         return None
     answered = result.case(case.id)
     delivered = carrying_part(target, [(None, answered.context)])
-    if delivered is None:
+    check = check_for(graph, case)
+    replayed = texts_of(answered.context)
+    # Confirmed only when the judge's rule finds every item too (flow's own rule confirms nothing).
+    if delivered is None or not check.has_items or check.lacking(replayed):
         return None
     checked = [
         f"repair replayed again with {how} (ideal later operations); replayed {result.run_id}",
-        f"the replayed context carries the evidence: {delivered.text!r} (support {delivered.support:.2f})",
+        f"the replayed context carries the evidence: {delivered.text!r} (support {delivered.support:.2f});"
+        f" {item_line(check, replayed)}",
         f"replayed answer {answered.prediction!r}: {'correct' if answered.correct else 'still wrong'}",
     ]
     outcome = Verification(
