@@ -8,6 +8,10 @@ journal while it lives, so an ingester can tell a live run (ingest what is there
 from one whose process died (ingest everything and mark the run incomplete). The journal is locked
 before it becomes visible, and an ingester removes only a journal it has locked itself (or one that
 holds its closing frame), so a reader racing a starting recorder never buries a live run.
+
+A dead writer's file is final: a frame cut short there, one that cannot be decoded, one of a shape
+the writer never makes, or rows the store refuses are damage. The frames before it are ingested,
+the run is marked incomplete, and the whole file is kept beside as `<run>.damaged` with a warning.
 """
 
 from __future__ import annotations
@@ -144,34 +148,79 @@ def _dead_writer_lock(path: Path) -> Iterator[bool]:
         yield same_file
 
 
-def _frames(path: Path, offset: int) -> Iterator[tuple[tuple, int]]:
-    """Complete frames from `offset` on, each with the offset just after it.
+def _frames(path: Path, offset: int, run_id: str, *, final: bool) -> Iterator[tuple[tuple, int, int]]:
+    """Complete frames from `offset` on, each with the offsets where it starts and just after it.
 
-    Stops at a frame still being written or cut off by a crash; raises `DamagedJournal` when a
-    complete frame cannot be decoded or a length field is impossible.
+    Stops at a frame still being written, unless the file is `final` (its writer has ended): then a
+    frame cut short, or a length field pointing past the end, is damage. Raises `DamagedJournal`
+    when a complete frame cannot be decoded, has the wrong shape, or a length field is impossible.
     """
     with open(path, "rb") as handle:
         handle.seek(offset)
         while True:
             header = handle.read(_HEADER.size)
-            if len(header) < _HEADER.size:
+            if not header or (len(header) < _HEADER.size and not final):
                 return
+            if len(header) < _HEADER.size:
+                raise DamagedJournal(offset, f"the file ends inside a frame header ({len(header)} bytes)")
             (size,) = _HEADER.unpack(header)
             if size > MAX_FRAME_BYTES:
                 raise DamagedJournal(offset, f"frame length {size} is impossible")
-            if size > os.fstat(handle.fileno()).st_size - handle.tell():
-                return
-            payload = handle.read(size)
+            remaining = os.fstat(handle.fileno()).st_size - handle.tell()
+            payload = handle.read(size) if size <= remaining else b""
             if len(payload) < size:
+                if final:
+                    raise DamagedJournal(
+                        offset,
+                        f"frame length {size} points past the end of the file ({remaining} bytes left)",
+                    )
                 return
             try:
                 frame = marshal.loads(payload)
             except (ValueError, EOFError, TypeError) as exc:
                 raise DamagedJournal(offset, str(exc)) from None
-            if not isinstance(frame, tuple) or not frame or frame[0] not in (ROWS, CLOSE):
-                raise DamagedJournal(offset, "unknown frame")
-            offset += _HEADER.size + size
-            yield frame, offset
+            problem = _shape_problem(frame, run_id)
+            if problem is not None:
+                raise DamagedJournal(offset, problem)
+            start, offset = offset, offset + _HEADER.size + size
+            yield frame, start, offset
+
+
+#: Per table of a rows frame: the columns of a row, and whether its first column is the run's id.
+_ROW_SHAPES = (
+    ("ops", 10, True),
+    ("variables", 10, True),
+    ("edges", 6, True),
+    ("blobs", 3, False),
+    ("cases", 11, True),
+)
+
+
+def _shape_problem(frame: object, run_id: str) -> str | None:
+    """Why a decoded frame is not one the writer makes (None when it is): a frame of the wrong shape
+    would fail every later open, and a row naming another run would write into that run."""
+    if not isinstance(frame, tuple) or not frame or frame[0] not in (ROWS, CLOSE):
+        return "unknown frame"
+    if frame[0] == CLOSE:
+        if len(frame) != 5:
+            return f"a closing frame of {len(frame)} fields, not 5"
+        _, status, error, finished_at, metadata = frame
+        if not isinstance(status, str) or not isinstance(finished_at, int | float):
+            return "a closing frame without a status and an end time"
+        if not all(value is None or isinstance(value, str) for value in (error, metadata)):
+            return "a closing frame whose error or metadata is not text"
+        return None
+    if len(frame) != 1 + len(_ROW_SHAPES):
+        return f"a rows frame of {len(frame)} fields, not {1 + len(_ROW_SHAPES)}"
+    for rows, (table, width, has_run) in zip(frame[1:], _ROW_SHAPES, strict=True):
+        if not isinstance(rows, list | tuple):
+            return f"{table} that are not a list of rows"
+        for row in rows:
+            if type(row) is not tuple or len(row) != width:
+                return f"a row of {table} that is not {width} columns"
+            if has_run and row[0] != run_id:
+                return f"a row of {table} for another run ({str(row[0])[:40]!r})"
+    return None
 
 
 class DamagedJournal(Exception):
@@ -213,7 +262,12 @@ def ingest_journal(store: IngestTarget, path: Path, progress: IngestProgress | N
 
 
 def _ingest_locked(store: IngestTarget, path: Path, alive: bool, progress: IngestProgress | None) -> None:
-    """Ingest with the writer's state settled: a dead writer's journal is locked by this reader."""
+    """Ingest with the writer's state settled: a dead writer's journal is locked by this reader.
+
+    A live writer's last frame may be half written (it is read next time); a dead writer's file is
+    final, so a frame cut short there is damage like an unreadable one: the frames before it are
+    ingested, the run is marked incomplete and the file is set aside as `.damaged`.
+    """
     run_id = path.name[: -len(SUFFIX)]
     with store.transaction() as conn:
         offset = _offset(conn, run_id)
@@ -226,46 +280,60 @@ def _ingest_locked(store: IngestTarget, path: Path, alive: bool, progress: Inges
     except FileNotFoundError:
         return
     closed: tuple | None = None
-    damage: str | None = None
-    pending: list[tuple] = []
+    closed_at = -1
+    damage: DamagedJournal | None = None
+    pending: list[tuple[tuple, int, int]] = []
     pending_rows = 0
     end = offset
 
     def commit() -> bool:
-        """Write the pending frames in one transaction; False if another process got there first."""
-        nonlocal offset, pending, pending_rows
-        with store.transaction() as conn:
-            if _offset(conn, run_id) != offset:
+        """Write the pending frames in one transaction; False if another process got there first.
+        Rows the store refuses are damage: the frames before theirs are written, then it is raised."""
+        nonlocal offset, pending, pending_rows, end
+        frames, pending, pending_rows = pending, [], 0
+        try:
+            if not _commit(store, run_id, offset, frames, end):
                 return False
-            for _, ops, variables, edges, blobs, cases in pending:
-                store.insert_rows_in(
-                    conn, ops=ops, variables=variables, edges=edges, blobs=blobs, cases=cases
-                )
-            _set_offset(conn, run_id, end)
-        offset, pending, pending_rows = end, [], 0
+        except _REFUSED_ROWS:
+            for frame, frame_start, frame_end in frames:  # one by one, to find the frame refused
+                try:
+                    if not _commit(store, run_id, offset, [(frame, frame_start, frame_end)], frame_end):
+                        return False
+                except _REFUSED_ROWS as exc:
+                    end = offset
+                    raise DamagedJournal(frame_start, f"rows the store refuses: {exc}") from None
+                offset = frame_end
+            if offset != end and not _commit(store, run_id, offset, [], end):
+                return False
+        offset = end
         if progress is not None:
             progress(run_id, end, total)
         return True
 
     try:
-        for frame, frame_end in _frames(path, offset):
-            end = frame_end
-            if frame[0] == ROWS:
-                pending.append(frame)
-                pending_rows += sum(len(rows) for rows in frame[1:])
-            else:
-                closed = frame
-            if pending_rows >= ROWS_PER_TRANSACTION and not commit():
-                return  # another process is ingesting this journal concurrently
+        try:
+            for frame, start, frame_end in _frames(path, offset, run_id, final=not alive):
+                end = frame_end
+                if frame[0] == ROWS:
+                    pending.append((frame, start, frame_end))
+                    pending_rows += sum(len(rows) for rows in frame[1:])
+                else:
+                    closed, closed_at = frame, start
+                if pending_rows >= ROWS_PER_TRANSACTION and not commit():
+                    return  # another process is ingesting this journal concurrently
+        except DamagedJournal as exc:
+            damage = exc
+        if end != offset and not commit():
+            return
     except FileNotFoundError:
         return
-    except DamagedJournal as exc:
-        damage = str(exc)
-    if end != offset and not commit():
-        return
-    finished = closed is not None or not alive or damage is not None
+    except DamagedJournal as exc:  # rows refused: a frame before any damage the reading found
+        damage = exc
+    if damage is not None and closed_at > damage.offset:
+        closed = None  # records before the closing frame were lost: the run is not complete
     if damage is not None and alive:  # its writer still appends: settle it once the writer has ended
         return
+    finished = closed is not None or not alive or damage is not None
     with store.transaction() as conn:
         if pending_prefix(conn, run_id) is None:  # else built when the prefix is copied
             update_checkpoints(conn, run_id)
@@ -276,7 +344,7 @@ def _ingest_locked(store: IngestTarget, path: Path, alive: bool, progress: Inges
                 (status, error, finished_at, metadata, run_id),
             )
         elif finished:
-            reason = damage or "the recording process ended without closing the run"
+            reason = str(damage) if damage else "the recording process ended without closing the run"
             conn.execute(
                 "UPDATE runs SET status=?, error=?, finished_at=? WHERE id=? AND status='running'",
                 (RUN_INCOMPLETE, reason, time.time(), run_id),
@@ -290,6 +358,37 @@ def _ingest_locked(store: IngestTarget, path: Path, alive: bool, progress: Inges
             _log.warning("memtrace: run %s: %s; the journal was moved to %s", run_id, damage, aside)
         else:
             path.unlink(missing_ok=True)
+
+
+#: What the store raises for rows it cannot take (wrong types, a broken constraint): damage, not a
+#: failing disk or a busy database (`OperationalError`), which must stop the open as before.
+_REFUSED_ROWS = (
+    sqlite3.InterfaceError,
+    sqlite3.ProgrammingError,
+    sqlite3.IntegrityError,
+    sqlite3.DataError,
+    ValueError,
+    TypeError,
+    OverflowError,
+)
+
+
+def _commit(
+    store: IngestTarget, run_id: str, offset: int, frames: list[tuple[tuple, int, int]], to: int
+) -> bool:
+    """Write the rows of `frames` (read from `offset` on) in one transaction and move the offset to
+    `to`; False when the offset moved meanwhile (another process is ingesting the same journal)."""
+    with store.transaction() as conn:
+        if _offset(conn, run_id) != offset:
+            return False
+        for frame, _, _ in frames:
+            if frame[0] == ROWS:
+                _, ops, variables, edges, blobs, cases = frame
+                store.insert_rows_in(
+                    conn, ops=ops, variables=variables, edges=edges, blobs=blobs, cases=cases
+                )
+        _set_offset(conn, run_id, to)
+    return True
 
 
 def _offset(conn: sqlite3.Connection, run_id: str) -> int | None:
