@@ -80,7 +80,7 @@ class JournalWriter:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._file: IO[bytes] | None = _create_locked(path)
+        self._file: IO[bytes] | None = create_locked(path)
 
     def append_rows(
         self,
@@ -107,7 +107,7 @@ class JournalWriter:
         self._file.flush()
 
 
-def _create_locked(path: Path) -> IO[bytes]:
+def create_locked(path: Path) -> IO[bytes]:
     """Create the journal already locked: locked under a name readers ignore, then renamed into place.
 
     A reader that saw an unlocked `<run>.jnl` would take the run for dead and remove the file.
