@@ -30,6 +30,7 @@ from typing import IO, Protocol
 
 from .checkpoints import update_checkpoints
 from .copying import pending_prefix
+from .journal_shape import CLOSE, ROWS, shape_problem
 from .model import RUN_INCOMPLETE
 
 
@@ -54,8 +55,6 @@ JOURNAL_DIR = "journal"
 SUFFIX = ".jnl"
 DAMAGED_SUFFIX = ".damaged"
 _HEADER = struct.Struct("<Q")
-ROWS = "rows"
-CLOSE = "close"
 
 #: Frames are written to SQLite in transactions of about this many rows: big enough to be fast,
 #: small enough that the WAL stays bounded for runs of millions of rows.
@@ -179,48 +178,11 @@ def _frames(path: Path, offset: int, run_id: str, *, final: bool) -> Iterator[tu
                 frame = marshal.loads(payload)
             except (ValueError, EOFError, TypeError) as exc:
                 raise DamagedJournal(offset, str(exc)) from None
-            problem = _shape_problem(frame, run_id)
+            problem = shape_problem(frame, run_id)
             if problem is not None:
                 raise DamagedJournal(offset, problem)
             start, offset = offset, offset + _HEADER.size + size
             yield frame, start, offset
-
-
-#: Per table of a rows frame: the columns of a row, and whether its first column is the run's id.
-_ROW_SHAPES = (
-    ("ops", 10, True),
-    ("variables", 10, True),
-    ("edges", 6, True),
-    ("blobs", 3, False),
-    ("cases", 11, True),
-)
-
-
-def _shape_problem(frame: object, run_id: str) -> str | None:
-    """Why a decoded frame is not one the writer makes (None when it is): a frame of the wrong shape
-    would fail every later open, and a row naming another run would write into that run."""
-    if not isinstance(frame, tuple) or not frame or frame[0] not in (ROWS, CLOSE):
-        return "unknown frame"
-    if frame[0] == CLOSE:
-        if len(frame) != 5:
-            return f"a closing frame of {len(frame)} fields, not 5"
-        _, status, error, finished_at, metadata = frame
-        if not isinstance(status, str) or not isinstance(finished_at, int | float):
-            return "a closing frame without a status and an end time"
-        if not all(value is None or isinstance(value, str) for value in (error, metadata)):
-            return "a closing frame whose error or metadata is not text"
-        return None
-    if len(frame) != 1 + len(_ROW_SHAPES):
-        return f"a rows frame of {len(frame)} fields, not {1 + len(_ROW_SHAPES)}"
-    for rows, (table, width, has_run) in zip(frame[1:], _ROW_SHAPES, strict=True):
-        if not isinstance(rows, list | tuple):
-            return f"{table} that are not a list of rows"
-        for row in rows:
-            if type(row) is not tuple or len(row) != width:
-                return f"a row of {table} that is not {width} columns"
-            if has_run and row[0] != run_id:
-                return f"a row of {table} for another run ({str(row[0])[:40]!r})"
-    return None
 
 
 class DamagedJournal(Exception):
