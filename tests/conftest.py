@@ -7,9 +7,11 @@ which skips them with one reason when it is absent. MEMTRACE_SHARED_DATA names t
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 import queue
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -27,8 +29,15 @@ import memtrace as mt
 from memtrace.cli.app import main
 from memtrace.graph.journal import JOURNAL_DIR
 from memtrace.llm.cache import LLMCache
+from memtrace.systems.signing import KEY_ENV
 
 SHARED_DATA_ENV = "MEMTRACE_SHARED_DATA"
+
+#: Snapshots recorded by tests (and the processes they start) are signed with a key of the test run's
+#: own, never the user's ~/.config/memtrace/snapshot-key; the folder goes when the run ends.
+_SNAPSHOT_KEY_HOME = tempfile.mkdtemp(prefix="memtrace-test-key-")
+os.environ[KEY_ENV] = os.path.join(_SNAPSHOT_KEY_HOME, "snapshot-key")
+atexit.register(shutil.rmtree, _SNAPSHOT_KEY_HOME, True)
 
 
 def locomo_dev_file() -> Path:

@@ -109,7 +109,7 @@ class JudgeOutputError(MemtraceError, ValueError):
 
 
 class UntrustedSnapshotError(MemtraceError):
-    """A snapshot file that this workspace did not sign, or that changed after it was written."""
+    """A snapshot file not signed with the user's key (see systems/signing.py), or changed after it was."""
 
 
 class NotReplayableError(MemtraceError):

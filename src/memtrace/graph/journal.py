@@ -8,6 +8,10 @@ journal while it lives, so an ingester can tell a live run (ingest what is there
 from one whose process died (ingest everything and mark the run incomplete). The journal is locked
 before it becomes visible, and an ingester removes only a journal it has locked itself (or one that
 holds its closing frame), so a reader racing a starting recorder never buries a live run.
+
+A dead writer's file is final: a frame cut short there, one that cannot be decoded, one of a shape
+the writer never makes, or rows the store refuses are damage. The frames before it are ingested,
+the run is marked incomplete, and the whole file is kept beside as `<run>.damaged` with a warning.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import IO, Protocol
 
 from .checkpoints import update_checkpoints
 from .copying import pending_prefix
+from .journal_shape import CLOSE, ROWS, shape_problem
 from .model import RUN_INCOMPLETE
 
 
@@ -50,8 +55,6 @@ JOURNAL_DIR = "journal"
 SUFFIX = ".jnl"
 DAMAGED_SUFFIX = ".damaged"
 _HEADER = struct.Struct("<Q")
-ROWS = "rows"
-CLOSE = "close"
 
 #: Frames are written to SQLite in transactions of about this many rows: big enough to be fast,
 #: small enough that the WAL stays bounded for runs of millions of rows.
@@ -76,7 +79,7 @@ class JournalWriter:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._file: IO[bytes] | None = _create_locked(path)
+        self._file: IO[bytes] | None = create_locked(path)
 
     def append_rows(
         self,
@@ -103,7 +106,7 @@ class JournalWriter:
         self._file.flush()
 
 
-def _create_locked(path: Path) -> IO[bytes]:
+def create_locked(path: Path) -> IO[bytes]:
     """Create the journal already locked: locked under a name readers ignore, then renamed into place.
 
     A reader that saw an unlocked `<run>.jnl` would take the run for dead and remove the file.
@@ -144,34 +147,42 @@ def _dead_writer_lock(path: Path) -> Iterator[bool]:
         yield same_file
 
 
-def _frames(path: Path, offset: int) -> Iterator[tuple[tuple, int]]:
-    """Complete frames from `offset` on, each with the offset just after it.
+def _frames(path: Path, offset: int, run_id: str, *, final: bool) -> Iterator[tuple[tuple, int, int]]:
+    """Complete frames from `offset` on, each with the offsets where it starts and just after it.
 
-    Stops at a frame still being written or cut off by a crash; raises `DamagedJournal` when a
-    complete frame cannot be decoded or a length field is impossible.
+    Stops at a frame still being written, unless the file is `final` (its writer has ended): then a
+    frame cut short, or a length field pointing past the end, is damage. Raises `DamagedJournal`
+    when a complete frame cannot be decoded, has the wrong shape, or a length field is impossible.
     """
     with open(path, "rb") as handle:
         handle.seek(offset)
         while True:
             header = handle.read(_HEADER.size)
-            if len(header) < _HEADER.size:
+            if not header or (len(header) < _HEADER.size and not final):
                 return
+            if len(header) < _HEADER.size:
+                raise DamagedJournal(offset, f"the file ends inside a frame header ({len(header)} bytes)")
             (size,) = _HEADER.unpack(header)
             if size > MAX_FRAME_BYTES:
                 raise DamagedJournal(offset, f"frame length {size} is impossible")
-            if size > os.fstat(handle.fileno()).st_size - handle.tell():
-                return
-            payload = handle.read(size)
+            remaining = os.fstat(handle.fileno()).st_size - handle.tell()
+            payload = handle.read(size) if size <= remaining else b""
             if len(payload) < size:
+                if final:
+                    raise DamagedJournal(
+                        offset,
+                        f"frame length {size} points past the end of the file ({remaining} bytes left)",
+                    )
                 return
             try:
                 frame = marshal.loads(payload)
             except (ValueError, EOFError, TypeError) as exc:
                 raise DamagedJournal(offset, str(exc)) from None
-            if not isinstance(frame, tuple) or not frame or frame[0] not in (ROWS, CLOSE):
-                raise DamagedJournal(offset, "unknown frame")
-            offset += _HEADER.size + size
-            yield frame, offset
+            problem = shape_problem(frame, run_id)
+            if problem is not None:
+                raise DamagedJournal(offset, problem)
+            start, offset = offset, offset + _HEADER.size + size
+            yield frame, start, offset
 
 
 class DamagedJournal(Exception):
@@ -213,7 +224,12 @@ def ingest_journal(store: IngestTarget, path: Path, progress: IngestProgress | N
 
 
 def _ingest_locked(store: IngestTarget, path: Path, alive: bool, progress: IngestProgress | None) -> None:
-    """Ingest with the writer's state settled: a dead writer's journal is locked by this reader."""
+    """Ingest with the writer's state settled: a dead writer's journal is locked by this reader.
+
+    A live writer's last frame may be half written (it is read next time); a dead writer's file is
+    final, so a frame cut short there is damage like an unreadable one: the frames before it are
+    ingested, the run is marked incomplete and the file is set aside as `.damaged`.
+    """
     run_id = path.name[: -len(SUFFIX)]
     with store.transaction() as conn:
         offset = _offset(conn, run_id)
@@ -226,46 +242,60 @@ def _ingest_locked(store: IngestTarget, path: Path, alive: bool, progress: Inges
     except FileNotFoundError:
         return
     closed: tuple | None = None
-    damage: str | None = None
-    pending: list[tuple] = []
+    closed_at = -1
+    damage: DamagedJournal | None = None
+    pending: list[tuple[tuple, int, int]] = []
     pending_rows = 0
     end = offset
 
     def commit() -> bool:
-        """Write the pending frames in one transaction; False if another process got there first."""
-        nonlocal offset, pending, pending_rows
-        with store.transaction() as conn:
-            if _offset(conn, run_id) != offset:
+        """Write the pending frames in one transaction; False if another process got there first.
+        Rows the store refuses are damage: the frames before theirs are written, then it is raised."""
+        nonlocal offset, pending, pending_rows, end
+        frames, pending, pending_rows = pending, [], 0
+        try:
+            if not _commit(store, run_id, offset, frames, end):
                 return False
-            for _, ops, variables, edges, blobs, cases in pending:
-                store.insert_rows_in(
-                    conn, ops=ops, variables=variables, edges=edges, blobs=blobs, cases=cases
-                )
-            _set_offset(conn, run_id, end)
-        offset, pending, pending_rows = end, [], 0
+        except _REFUSED_ROWS:
+            for frame, frame_start, frame_end in frames:  # one by one, to find the frame refused
+                try:
+                    if not _commit(store, run_id, offset, [(frame, frame_start, frame_end)], frame_end):
+                        return False
+                except _REFUSED_ROWS as exc:
+                    end = offset
+                    raise DamagedJournal(frame_start, f"rows the store refuses: {exc}") from None
+                offset = frame_end
+            if offset != end and not _commit(store, run_id, offset, [], end):
+                return False
+        offset = end
         if progress is not None:
             progress(run_id, end, total)
         return True
 
     try:
-        for frame, frame_end in _frames(path, offset):
-            end = frame_end
-            if frame[0] == ROWS:
-                pending.append(frame)
-                pending_rows += sum(len(rows) for rows in frame[1:])
-            else:
-                closed = frame
-            if pending_rows >= ROWS_PER_TRANSACTION and not commit():
-                return  # another process is ingesting this journal concurrently
+        try:
+            for frame, start, frame_end in _frames(path, offset, run_id, final=not alive):
+                end = frame_end
+                if frame[0] == ROWS:
+                    pending.append((frame, start, frame_end))
+                    pending_rows += sum(len(rows) for rows in frame[1:])
+                else:
+                    closed, closed_at = frame, start
+                if pending_rows >= ROWS_PER_TRANSACTION and not commit():
+                    return  # another process is ingesting this journal concurrently
+        except DamagedJournal as exc:
+            damage = exc
+        if end != offset and not commit():
+            return
     except FileNotFoundError:
         return
-    except DamagedJournal as exc:
-        damage = str(exc)
-    if end != offset and not commit():
-        return
-    finished = closed is not None or not alive or damage is not None
+    except DamagedJournal as exc:  # rows refused: a frame before any damage the reading found
+        damage = exc
+    if damage is not None and closed_at > damage.offset:
+        closed = None  # records before the closing frame were lost: the run is not complete
     if damage is not None and alive:  # its writer still appends: settle it once the writer has ended
         return
+    finished = closed is not None or not alive or damage is not None
     with store.transaction() as conn:
         if pending_prefix(conn, run_id) is None:  # else built when the prefix is copied
             update_checkpoints(conn, run_id)
@@ -276,7 +306,7 @@ def _ingest_locked(store: IngestTarget, path: Path, alive: bool, progress: Inges
                 (status, error, finished_at, metadata, run_id),
             )
         elif finished:
-            reason = damage or "the recording process ended without closing the run"
+            reason = str(damage) if damage else "the recording process ended without closing the run"
             conn.execute(
                 "UPDATE runs SET status=?, error=?, finished_at=? WHERE id=? AND status='running'",
                 (RUN_INCOMPLETE, reason, time.time(), run_id),
@@ -290,6 +320,37 @@ def _ingest_locked(store: IngestTarget, path: Path, alive: bool, progress: Inges
             _log.warning("memtrace: run %s: %s; the journal was moved to %s", run_id, damage, aside)
         else:
             path.unlink(missing_ok=True)
+
+
+#: What the store raises for rows it cannot take (wrong types, a broken constraint): damage, not a
+#: failing disk or a busy database (`OperationalError`), which must stop the open as before.
+_REFUSED_ROWS = (
+    sqlite3.InterfaceError,
+    sqlite3.ProgrammingError,
+    sqlite3.IntegrityError,
+    sqlite3.DataError,
+    ValueError,
+    TypeError,
+    OverflowError,
+)
+
+
+def _commit(
+    store: IngestTarget, run_id: str, offset: int, frames: list[tuple[tuple, int, int]], to: int
+) -> bool:
+    """Write the rows of `frames` (read from `offset` on) in one transaction and move the offset to
+    `to`; False when the offset moved meanwhile (another process is ingesting the same journal)."""
+    with store.transaction() as conn:
+        if _offset(conn, run_id) != offset:
+            return False
+        for frame, _, _ in frames:
+            if frame[0] == ROWS:
+                _, ops, variables, edges, blobs, cases = frame
+                store.insert_rows_in(
+                    conn, ops=ops, variables=variables, edges=edges, blobs=blobs, cases=cases
+                )
+        _set_offset(conn, run_id, to)
+    return True
 
 
 def _offset(conn: sqlite3.Connection, run_id: str) -> int | None:

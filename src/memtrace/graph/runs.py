@@ -29,6 +29,7 @@ RUN_TABLES = (
     "memory_checkpoints",
     "journal_state",
     "pending_prefixes",
+    "verify_claims",
 )
 
 

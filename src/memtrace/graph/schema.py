@@ -1,8 +1,8 @@
 """The workspace database's schema: every table's DDL, versioned, migrated forward when a store opens.
 
 One place for the tables (runs, ops, vars, edges, blobs, cases, attributions, annotations, journal
-state, memory checkpoints, pending prefixes); the store (store.py and the table modules beside it)
-is the only code that reads or writes them.
+state, memory checkpoints, pending prefixes, verification claims); the store (store.py and the table
+modules beside it) is the only code that reads or writes them.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import WorkspaceError
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -105,6 +105,15 @@ _MIGRATIONS: dict[int, str] = {
     # 6: human labels are read per case (the web UI's case page), in the order recorded.
     6: """
     CREATE INDEX IF NOT EXISTS annotations_case ON annotations(run, case_id, id);
+    """,
+    # 7: one verifier per claim (claims.py): the process verifying an attribution holds its row, and
+    # when it finished, so concurrent `memtrace verify` processes never replay a claim twice.
+    7: """
+    CREATE TABLE IF NOT EXISTS verify_claims (
+        run TEXT NOT NULL, case_id TEXT NOT NULL, method TEXT NOT NULL, settings_key TEXT NOT NULL,
+        holder TEXT NOT NULL, claimed_at REAL NOT NULL, finished_at REAL,
+        PRIMARY KEY (run, case_id, method, settings_key)
+    ) WITHOUT ROWID;
     """,
 }
 

@@ -3,8 +3,10 @@
 The SDK's own retries are turned off so that this module decides: 429, 5xx, connection errors and
 unreadable 200 replies are retried with exponential backoff and jitter (a server's Retry-After wins
 when present), a timeout at most once (a hung server would otherwise mean minutes of silence), and
-configuration errors (no scheme in the URL, unknown host or model) never. Each retry prints a notice;
-every failure becomes one `LLMError` line that names the endpoint.
+configuration errors (no scheme in the URL, unknown host or model) never. A call's deadline is what
+its attempts may take (the timeout per attempt times the attempts): no wait runs past it, and a
+server asking to wait longer (Retry-After: 86400) gets no retry, the error saying what it asked.
+Each retry prints a notice; every failure becomes one `LLMError` line that names the endpoint.
 
 Concurrency: one `threading.BoundedSemaphore` per backend bounds the requests in flight across all
 threads that share the client (it is held per HTTP attempt, not while backing off). The client is
@@ -187,6 +189,8 @@ class OpenAIBackend:
     ) -> T:
         """Run one request with retries; translate SDK exceptions into one-line `LLMError`s."""
         attempt = timeouts = 0
+        budget = self.timeout * (self.max_retries + 1)
+        deadline = time.monotonic() + budget
         while True:
             try:
                 with self._slots:
@@ -217,23 +221,27 @@ class OpenAIBackend:
                 failure = _Unreadable(f"a reply body that is not complete JSON ({exc})")
             except _Unreadable as exc:
                 failure = exc
+            asked = _asked_wait(failure)
             if attempt >= self.max_retries:
-                raise self._final_error(failure, model, attempt + 1) from None
-            delay = self._delay(attempt, failure)
+                raise self._final_error(failure, model, attempt + 1, asked) from None
+            left = deadline - time.monotonic()
+            if (asked is not None and asked > left) or left <= 0:
+                past = f"past this call's deadline ({budget:g}s: {self.timeout:g}s per attempt"
+                past += f" x {self.max_retries + 1} attempts); no retry"
+                raise self._final_error(failure, model, attempt + 1, asked, past) from None
+            delay = min(self._delay(attempt, asked), left)
             if self.notify is not None:
                 self.notify(
-                    f"LLM endpoint {self.endpoint} {self._problem(failure)}; "
+                    f"LLM endpoint {self.endpoint} {self._problem(failure)}{_asked(asked)}; "
                     f"retry {attempt + 1} of {self.max_retries} in {delay:.1f}s"
                 )
             time.sleep(delay)
             attempt += 1
 
-    def _delay(self, attempt: int, failure: Exception) -> float:
+    def _delay(self, attempt: int, asked: float | None) -> float:
         """Seconds to wait: the server's Retry-After when given, else exponential backoff with jitter."""
-        if isinstance(failure, openai.APIStatusError):
-            after = retry_after(failure.response.headers)
-            if after is not None:
-                return min(after, self.max_retry_after)
+        if asked is not None:
+            return min(asked, self.max_retry_after)
         base = min(self.max_backoff, self.backoff * 2**attempt)
         return base / 2 + self._random.uniform(0, base / 2)
 
@@ -262,10 +270,33 @@ class OpenAIBackend:
             return f"failed with {failure.status_code}: {_message(failure)}"
         return f"sent {failure}"
 
-    def _final_error(self, failure: Exception, model: str, attempts: int) -> LLMError:
+    def _final_error(
+        self, failure: Exception, model: str, attempts: int, asked: float | None = None, why: str = ""
+    ) -> LLMError:
         tries = f"{attempts} attempt{'s' * (attempts > 1)}"
-        line = f"LLM endpoint {self.endpoint} {self._problem(failure)} ({tries})"
+        line = f"LLM endpoint {self.endpoint} {self._problem(failure)} ({tries}){_asked(asked)}"
+        line += f", {why}" if why else ""
         return MalformedReplyError(line) if isinstance(failure, _Unreadable) else LLMError(line)
+
+
+def _asked_wait(failure: Exception) -> float | None:
+    """The seconds a failed reply's Retry-After header asks the client to wait, or None."""
+    if isinstance(failure, openai.APIStatusError):
+        return retry_after(failure.response.headers)
+    return None
+
+
+def _asked(seconds: float | None) -> str:
+    """'; the server asked to wait 86400s (24.0h, Retry-After)', or '' when it asked nothing."""
+    if seconds is None:
+        return ""
+    if seconds >= 3600:
+        readable = f"{seconds:.0f}s ({seconds / 3600:.1f}h, Retry-After)"
+    elif seconds >= 120:
+        readable = f"{seconds:.0f}s ({seconds / 60:.0f} min, Retry-After)"
+    else:
+        readable = f"{seconds:g}s (Retry-After)"
+    return f"; the server asked to wait {readable}"
 
 
 def retry_after(headers: Any) -> float | None:

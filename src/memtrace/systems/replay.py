@@ -28,7 +28,7 @@ from ..trace import Recorder
 from ..trace.patch import CANCEL, DELETE, Patch, PatchPolicy
 from .registry import find_system, system_class
 from .runner import CaseResult, answer_questions, construct
-from .snapshots import load_snapshots, restore
+from .snapshots import MarkerWriter, load_snapshots, restore, snapshot_markers
 
 __all__ = ["CANCEL", "DELETE", "Patch", "ReplayResult", "replay"]
 
@@ -104,28 +104,32 @@ def _replay(
         )
     conversation, snapshots = load_snapshots(ws.path, original.id)
     first_question = _question_start(ws, original.id, conversation, cases)
-    if not snapshots:
-        raise NotReplayableError(f"run {original.id} has no snapshots to resume from")
     wanted = [q for q in conversation.questions if cases is None or q.id in cases]
     if cases is not None and len(wanted) != len(set(cases)):
         missing = sorted(set(cases) - {q.id for q in wanted})
         raise NotFoundError(f"run {original.id} has no question(s) {', '.join(missing)}")
     first_patch = min(patch_seqs, default=2**62)
-    construction = next(s for s in snapshots if s.label == "construction")
+    # Only snapshots signed with the user's key are listed; construction re-runs past the others.
+    construction = next((s for s in snapshots if s.label == "construction"), None)
+    markers = snapshot_markers(ws.path, original.id)
+    question_stage = first_patch > markers.get("construction", 2**62)
     system = system_class(original.system or "")(
         system_class(original.system or "").Config(**original.config), llm=llm
     )
-    if first_patch > construction.seq:
+    snapshot = None
+    if construction is not None and question_stage:
         # Question stage: start at the first wanted question so its operations keep their seqs.
         snapshot = construction
         resume_seq = first_question - 1 if first_question else construction.seq
     else:
         snapshot = max((s for s in snapshots if s.seq < first_patch), key=lambda s: s.seq, default=None)
-        if snapshot is None:
-            snapshot = snapshots[0]
-            resume_seq = 0
-        else:
-            resume_seq = snapshot.seq
+        resume_seq = snapshot.seq if snapshot is not None else 0
+    asked = wanted
+    if question_stage and construction is None and wanted:
+        # No trusted state at question time: answer the earlier questions too, as the recording
+        # did, so the wanted ones (and the patched operation) keep their seqs.
+        last = max(conversation.questions.index(q) for q in wanted)
+        asked = conversation.questions[: last + 1]
     recorder = Recorder(
         ws.store,
         name=name or f"{original.name}~replay",
@@ -138,13 +142,20 @@ def _replay(
     )
     with recorder:
         system.start(recorder, conversation)
-        if resume_seq >= construction.seq:
+        if construction is not None and resume_seq >= construction.seq:
             restore(system, construction, recorder, conversation)
         else:
-            if resume_seq > 0:
+            if snapshot is not None:
                 restore(system, snapshot, recorder, conversation)
-            construct(system, conversation, recorder, from_session=snapshot.next_session if resume_seq else 0)
-        results = answer_questions(system, wanted, recorder, _judge_like(ws, original.id, llm))
+            construct(
+                system,
+                conversation,
+                recorder,
+                from_session=snapshot.next_session if snapshot else 0,
+                writer=MarkerWriter(recorder, markers, first_patch),
+            )
+        answered = answer_questions(system, asked, recorder, _judge_like(ws, original.id, llm))
+        results = [r for r in answered if any(q.id == r.id for q in wanted)]
         patched = list(recorder.patched)
     return ReplayResult(
         recorder.id,

@@ -26,7 +26,7 @@ from ..eval import Judge, make_judge
 from ..llm import usage_scope
 from ..trace import Recorder
 from .base import MemorySystem, Message
-from .snapshots import SnapshotWriter
+from .snapshots import MarkerWriter, SnapshotWriter
 
 
 @dataclass(slots=True)
@@ -116,7 +116,7 @@ def construct(
     run: Recorder,
     *,
     from_session: int = 0,
-    writer: SnapshotWriter | None = None,
+    writer: SnapshotWriter | MarkerWriter | None = None,
     progress: Progress | None = None,
     steps: int = 0,
     failures: list[str] | None = None,

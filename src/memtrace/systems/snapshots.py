@@ -3,26 +3,37 @@
 A snapshot is the system's state (its memory store and indexes, pickled without its model client
 or recorder) at a point between two operations, marked by a seq that no row uses: every row
 before it belongs to the past, every row after it to the future. Files live beside the journal:
-`<workspace>/snapshots/<run>/<label>.pkl`, plus the conversation itself, so a replay needs neither
-the dataset file nor the original process. Every pickle is signed with the workspace's key (signing.py)
-and refused unsigned or changed, since unpickling a file runs code.
+`<workspace>/snapshots/<run>/<label>.pkl`, plus the conversation itself as JSON (data, never code),
+so a replay needs neither the dataset file nor the original process. Every pickle is signed with
+the user's key (signing.py, kept outside the workspace); one that is unsigned, changed or signed by
+any other key is refused before it is unpickled and left out, with one warning line, so the replay
+re-runs from the last snapshot it can trust, or from the first message.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..datasets import Conversation
-from ..errors import NotReplayableError
+from ..errors import NotReplayableError, UntrustedSnapshotError
 from ..trace import Recorder
 from .base import MemorySystem
-from .signing import dump_signed, load_signed, workspace_key
+from .conversation_json import conversation_from_json, conversation_to_json
+from .signing import dump_signed, load_signed, signed_by, user_key, user_key_path
 
 SNAPSHOT_DIR = "snapshots"
 TRANSIENT = ("run", "llm", "conversation")
+CONVERSATION_JSON = "conversation.json"
+#: The conversation as older versions kept it (a signed pickle): read only when signed by the user.
+CONVERSATION_PICKLE = "conversation.pkl"
+
+_log = logging.getLogger("memtrace")
+#: The snapshot folders whose refusal was already said (with how many were refused).
+_WARNED: set[tuple[Path, int]] = set()
 
 
 def snapshot_dir(workspace: str | Path, run_id: str) -> Path:
@@ -35,7 +46,7 @@ class Snapshot:
     seq: int  # the marker: rows with a smaller seq happened before the snapshot
     next_session: int  # the session construction resumes at
     path: Path
-    key: bytes  # the workspace's signing key: an unsigned or changed file is refused
+    key: bytes  # the user's signing key: a file it did not sign is refused
 
     def state(self) -> dict[str, Any]:
         return load_signed(self.path, self.key)["state"]
@@ -48,8 +59,12 @@ class SnapshotWriter:
         self.run = run
         self.directory = snapshot_dir(workspace, run.id)
         self.directory.mkdir(parents=True, exist_ok=True)
-        self.key = workspace_key(workspace)
-        dump_signed(conversation, self.directory / "conversation.pkl", self.key)
+        self.key = user_key()
+        text = conversation_to_json(conversation)
+        if text is not None:
+            (self.directory / CONVERSATION_JSON).write_text(text)
+        else:  # metadata JSON cannot hold exactly: a signed pickle, as before
+            dump_signed(conversation, self.directory / CONVERSATION_PICKLE, self.key)
 
     def save(self, system: MemorySystem, label: str, next_session: int) -> None:
         marker = self.run.next_seq()  # consumed: no row will carry it
@@ -61,26 +76,84 @@ class SnapshotWriter:
             handle.write(json.dumps({"label": label, "seq": marker, "next_session": next_session}) + "\n")
 
 
+class MarkerWriter:
+    """Takes no snapshot, but spends the seq the recording spent on each one before `upto`: a replay
+    that re-runs construction past a snapshot it could not trust keeps every later operation's id
+    (`name#seq`), so a patch keyed by one still finds it."""
+
+    def __init__(self, run: Recorder, markers: dict[str, int], upto: int) -> None:
+        self.run, self.markers, self.upto = run, markers, upto
+
+    def save(self, system: MemorySystem, label: str, next_session: int) -> None:
+        if self.markers.get(label, self.upto) < self.upto:
+            self.run.next_seq()
+
+
+def snapshot_markers(workspace: str | Path, run_id: str) -> dict[str, int]:
+    """Each snapshot's label and marker seq as the recording wrote them (trusted or not: data only)."""
+    index = snapshot_dir(workspace, run_id) / "index.jsonl"
+    lines = index.read_text().splitlines() if index.exists() else []
+    return {meta["label"]: int(meta["seq"]) for meta in map(json.loads, lines)}
+
+
 def load_snapshots(workspace: str | Path, run_id: str) -> tuple[Conversation, list[Snapshot]]:
-    """The conversation of a run and its snapshots, oldest first."""
+    """The conversation of a run and the snapshots signed with the user's key, oldest first.
+
+    A snapshot signed by any other key is left out (one warning line): the replay starts from an
+    earlier one, or from the first message. Without a conversation it can trust, it cannot replay.
+    """
     directory = snapshot_dir(workspace, run_id)
-    conversation_file = directory / "conversation.pkl"
-    if not conversation_file.exists():
+    conversation = _conversation(directory, run_id)
+    index = directory / "index.jsonl"
+    lines = index.read_text().splitlines() if index.exists() else []
+    key = _key_if_any() if lines else None
+    snapshots, refused = [], []
+    for line in lines:
+        meta = json.loads(line)
+        path = directory / f"{meta['label']}.pkl"
+        snapshot = Snapshot(meta["label"], meta["seq"], meta["next_session"], path, key or b"")
+        trusted = key is not None and path.is_file() and signed_by(path, key)
+        (snapshots if trusted else refused).append(snapshot)
+    if refused and (directory, len(refused)) not in _WARNED:
+        _WARNED.add((directory, len(refused)))  # once per process: a verify replays a run many times
+        _log.warning(
+            "memtrace: run %s: %d snapshot(s) in %s are not signed by your key (%s) and were not loaded"
+            " (loading could run code); replaying from %s",
+            run_id,
+            len(refused),
+            directory,
+            user_key_path(),
+            "an earlier snapshot" if snapshots else "the first message",
+        )
+    return conversation, sorted(snapshots, key=lambda s: s.seq)
+
+
+def _key_if_any() -> bytes | None:
+    """The user's key, or None when this user never recorded a snapshot (then none is trusted)."""
+    try:
+        return user_key(create=False)
+    except UntrustedSnapshotError:
+        return None
+
+
+def _conversation(directory: Path, run_id: str) -> Conversation:
+    """The run's conversation: JSON (data), else an older version's pickle if the user signed it."""
+    as_json = directory / CONVERSATION_JSON
+    if as_json.is_file():
+        return conversation_from_json(as_json.read_text(), str(as_json))
+    pickled = directory / CONVERSATION_PICKLE
+    if not pickled.is_file():
         raise NotReplayableError(
             f"{directory}: run {run_id} has no snapshots (imported, or recorded without the runner)"
         )
-    key = workspace_key(workspace, create=False)
-    conversation = load_signed(conversation_file, key)
-    snapshots = []
-    index = directory / "index.jsonl"
-    for line in index.read_text().splitlines() if index.exists() else []:
-        meta = json.loads(line)
-        snapshots.append(
-            Snapshot(
-                meta["label"], meta["seq"], meta["next_session"], directory / f"{meta['label']}.pkl", key
-            )
-        )
-    return conversation, sorted(snapshots, key=lambda s: s.seq)
+    try:
+        return load_signed(pickled, user_key(create=False))
+    except UntrustedSnapshotError:
+        raise UntrustedSnapshotError(
+            f"{pickled}: run {run_id} cannot be replayed: its conversation is a pickle not signed by your"
+            f" key ({user_key_path()}), so it was not loaded (loading could run code). If you recorded it"
+            " with an older memtrace, set MEMTRACE_SNAPSHOT_KEY_FILE to that workspace's .snapshot-key"
+        ) from None
 
 
 def restore(system: MemorySystem, snapshot: Snapshot, run: Recorder, conversation: Conversation) -> None:

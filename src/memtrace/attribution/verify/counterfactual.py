@@ -25,6 +25,7 @@ from ..evidence.anatomy import case_anatomy
 from ..evidence.support import Target, carrying_part
 from ..evidence.target import evidence_target
 from ..model import Attribution, PathRole, PathStep, load_attributions, save_attribution
+from .claims import VerifyClaims
 from .confirm import context_part, memory_carries_at_question
 from .ideal_facts import ideal_fact
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
@@ -378,9 +379,10 @@ def verify_all(
     """Verify a method's stored attributions (of `runs` when given) and store the outcome on each.
 
     Already verified ones are skipped unless `refresh`; `limit` verifies at most that many, so a
-    large workspace can be verified in installments (the rest stay unverified).
+    large workspace can be verified in installments (the rest stay unverified). Concurrent verifiers
+    split the work: each attribution is replayed by the one process that claims it (claims.py).
     """
-    with Workspace(workspace) as ws:
+    with Workspace(workspace) as ws, VerifyClaims(ws) as claims:
         chosen = None if runs is None else {ws.run(ref).id for ref in runs}
         attributions = [
             a
@@ -389,11 +391,13 @@ def verify_all(
         ][:limit]
         results = []
         for done, attribution in enumerate(attributions, 1):
-            outcome = verify(ws, attribution, llm=llm, oracle=oracle)
-            # Back under the settings it was made with: a case attributed under two settings of one
-            # method (--scorer, --evidence, --seed) keeps both attributions, each with its verdict.
-            save_attribution(ws.store, outcome.record(), attribution.settings_key or "")
-            results.append(outcome)
+            if claims.take(attribution):
+                outcome = verify(ws, attribution, llm=llm, oracle=oracle)
+                # Back under the settings it was made with: a case attributed under two settings of one
+                # method (--scorer, --evidence, --seed) keeps both attributions, each with its verdict.
+                save_attribution(ws.store, outcome.record(), attribution.settings_key or "")
+                claims.finish(attribution)
+                results.append(outcome)
             if progress:
                 progress(done, len(attributions))
         return results
