@@ -8,6 +8,7 @@ from pathlib import Path
 import memtrace as mt
 from memtrace.attribution import FlowMethod
 from memtrace.attribution.model import Attribution
+from memtrace.graph.values import value_text
 
 PEPPER = "Diego: We adopted a dog named Pepper last spring, she loves the park."
 WHISKERS = "Diego: And last month we adopted a cat named Whiskers too."
@@ -151,3 +152,29 @@ def test_a_gold_naming_what_no_turn_mentions_is_a_suspected_annotation_error(tmp
     with ws:
         assert result.error_type == "AnnotationError", result.explanation
         assert result.op_id is None and "'UNO'" in result.explanation
+
+
+def test_an_explanation_quotes_a_memorys_text_not_its_json(tmp_path: Path) -> None:
+    """Explanations read as sentences: the memory's own words, no braces, keys or literal backslash-n."""
+    stored = {"id": "mem-1", "memory": "Diego adopted a dog named Pepper\\nlast spring", "hash": "x1"}
+    assert "{" in value_text(stored)  # what the explanation used to quote
+    with mt.run(tmp_path, name="json-memory", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            message = op.output("D1:3", PEPPER, category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(message)
+            run.memory("mem-1").create(stored, by=op)
+        with mt.op("search", category="retrieval") as op:
+            found = op.output("retrieved", ["Diego likes parks"], category="retrieved")
+        case = run.case("What pet does Diego have?", gold="a dog named Pepper", evidence=["D1:3"])
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "a cat", category="prediction")
+        case.predict("a cat", var=prediction)
+        case.judge(False)
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "RetrievalError", result.explanation
+        assert "Pepper" in result.explanation
+        assert "{" not in result.explanation and '"memory"' not in result.explanation
+        assert "\\n" not in result.explanation

@@ -113,3 +113,23 @@ def value_text(value: Any) -> str:
         return _json_dumps(value)
     except (TypeError, ValueError):
         return readable_text(value)
+
+
+_TEXT_KEYS = ("memory", "text", "content", "message", "body")
+
+
+def display_text(value: Any) -> str:
+    """A value as a person reads it in an explanation: a memory's own text rather than its JSON, list
+    items and lines separated by ' / ', and no literal backslash-n from a stored escape."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return " / ".join(line.strip() for line in value.replace("\\n", "\n").split("\n") if line.strip())
+    if isinstance(value, dict):
+        for key in _TEXT_KEYS:
+            if isinstance(value.get(key), str):
+                return display_text(value[key])
+        return value_text(value)
+    if isinstance(value, (list, tuple)):
+        return " / ".join(display_text(item) for item in value)
+    return value_text(value)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...eval import says_unanswerable
 from ...graph import MEMORY_ENTRY, Case, GraphQueries, Operation, VariableVersion
-from ...graph.values import encode_value, value_text
+from ...graph.values import display_text, encode_value
 from ...llm import usage_scope
 from ...vocabulary import ErrorType
 from ..evidence.anatomy import CaseAnatomy, case_anatomy
@@ -190,7 +190,9 @@ class FlowMethod:
             per_message = (
                 self._carrying_per_message(graph, case, evidence, gold, memory) if len(evidence) > 1 else []
             )
-            return self._loss_error(graph, case, carrying, question_seq, path, facts.has_marker, per_message)
+            return self._loss_error(
+                graph, case, carrying, question_seq, path, facts.has_marker, per_message, target
+            )
         best = max(live_carrying, key=lambda v: carrying[v.id])
         path.append(
             PathStep(
@@ -257,7 +259,8 @@ class FlowMethod:
         explanation = (
             f"No memory unit ever held the information of {evidence_names} "
             f"(answer {_quote(', '.join(case.gold))}). It was last present in {holder.id} "
-            f"({_quote(value_text(graph.value(holder.id)))}), which {dropper.name} ({dropper.id}) consumed "
+            f"({_quote(_shown(target, graph.value(holder.id), self.scorer))}), which {dropper.name} "
+            f"({dropper.id}) consumed "
             "without writing it to memory."
         )
         return Attribution(
@@ -301,6 +304,7 @@ class FlowMethod:
         path: list[PathStep],
         markers: bool,
         per_message: list[dict[str, float]] | None = None,
+        target: Target | None = None,
     ) -> Attribution:
         """Memory held it once and not at question time: the earliest change that lost it.
 
@@ -331,9 +335,10 @@ class FlowMethod:
         path.append(PathStep("op", loss.op.id, loss.op.seq, f"lost it ({loss.error_type})", False))
         change = "deleted" if loss.error_type == ErrorType.DELETION else "overwrote"
         explanation = (
-            f"{loss.unit} held {_quote(value_text(graph.value(loss.kept.id)))} ({loss.kept.id}); "
+            f"{loss.unit} held {_quote(_shown(target, graph.value(loss.kept.id), self.scorer))} "
+            f"({loss.kept.id}); "
             f"{loss.op.name} ({loss.op.id}) {change} it"
-            + (f" with {_quote(value_text(loss.after))}" if loss.after is not None else "")
+            + (f" with {_quote(display_text(loss.after))}" if loss.after is not None else "")
             + " before the question was asked, so the answer could not use it."
         )
         harmless = [other for other in found if other.harmless and other.op.seq < loss.op.seq]
@@ -375,7 +380,8 @@ class FlowMethod:
             op = self._first_of_the_misses(graph, anatomy, target)
             path.append(PathStep("op", op.id, op.seq, "retrieved context misses it", False))
             explanation = (
-                f"At question time {held_by.name} held {_quote(value_text(graph.value(held_by.id)))} "
+                f"At question time {held_by.name} held "
+                f"{_quote(_shown(target, graph.value(held_by.id), self.scorer))} "
                 f"({held_by.id}), but {op.name} ({op.id}) did not put it in the context "
                 f"(best context support {context_score:.2f} < {threshold})."
             )
@@ -414,6 +420,13 @@ class FlowMethod:
         return Attribution(
             graph.run.id, case.id, answer_op.id, ErrorType.RESPONSE, 0.75, explanation, self.name, path
         )
+
+
+def _shown(target: Target | None, value: Any, scorer: SupportScorer) -> str:
+    """The part of a value an explanation quotes: the one carrying the information (a window's line,
+    not its first), as readable text; the whole value when no part is found."""
+    part = best_part(target, [(None, value)], scorer) if target is not None else None
+    return display_text(part.text if part is not None and part.support > 0 else value)
 
 
 def _support(target: Target, value: Any, scorer: SupportScorer) -> float:
