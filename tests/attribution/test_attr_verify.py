@@ -22,6 +22,7 @@ from memtrace.attribution.verify.counterfactual import (
     verify,
     verify_all,
 )
+from memtrace.attribution.verify.items import check_for, stating_turns
 from memtrace.attribution.verify.oracle import evidence_texts
 from memtrace.datasets import sample_conversation
 from memtrace.eval import says_unanswerable
@@ -108,7 +109,10 @@ def test_a_trim_loss_that_recurs_is_confirmed_only_with_later_trims_keeping_the_
         replayed = ws.run(outcome.replay_run)
         restored = {s.id.rsplit("@", 1)[0] for s in outcome.attribution.path if s.role == PathRole.EVIDENCE}
         keep = replayed.metadata["replay"]["patches"][outcome.attribution.op_id]["keep"]
-        assert all(line.split("]")[0][1:] in restored for lines in keep.values() for line in lines)
+        case = ws.case(run_id, outcome.attribution.case_id)
+        stating = stating_turns(check_for(ws.view(run_id), case))  # every item's turn is kept too
+        kept_ids = {line.split("]")[0][1:] for lines in keep.values() for line in lines}
+        assert kept_ids and kept_ids <= restored | stating
         assert outcome.answer_confirmed is (
             ws.case(outcome.replay_run, outcome.attribution.case_id).verdict == "correct"
         )
@@ -155,11 +159,14 @@ def test_a_response_error_is_by_elimination_only_with_its_carrying_part_named(
             assert scorer.score(target, named.part) >= scorer.threshold
             assert any(named.part in line for line in outcome.checked)
             assert any("inferred" in line for line in outcome.checked)
-        elif outcome.verdict == "flow-confirmed":  # the judge's rule finds every item in the context
+        elif outcome.verdict == "flow-confirmed":  # both rules find every item in the context
             assert outcome.why == "context-holds-every-item"
-            assert any("holds every item" in line for line in outcome.checked)
+            assert any("items by the judge's rule and flow's: held" in line for line in outcome.checked)
+            assert not any("missing" in line or "disputed" in line for line in outcome.checked)
         elif outcome.verdict == "refuted":  # verification says no: an item is missing from the context
             assert outcome.why == "context-lacks-item" and "holds" in outcome.reason
+        elif outcome.why == "items-disputed":  # the two rules disagree: nothing is concluded
+            assert outcome.verdict == "not-verifiable" and "disagree" in outcome.reason
         else:
             assert (outcome.verdict, outcome.why) == ("not-verifiable", "unanswerable")
             assert all(says_unanswerable(g) for g in ws.case(run_id, item.case_id).gold)

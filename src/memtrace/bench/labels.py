@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..attribution.engine import attribute
-from ..attribution.model import Attribution
+from ..attribution.model import Attribution, save_attribution
 from ..errors import FormatError, NotFoundError
 from ..graph import Workspace
 from ..progress import Progress, no_progress
@@ -147,8 +147,10 @@ def score_labels(
     split: str | None = None,
     progress: Progress | None = None,
     llm: Any = None,
+    verify: bool = False,
 ) -> dict[str, Any]:
-    """Agreement of `method`'s stored (or computed) attributions with the labels, and verify's verdicts."""
+    """Agreement of `method`'s stored (or computed) attributions with the labels, and verify's verdicts
+    (stored ones; with `verify`, each labelled claim not verified yet is verified first and stored)."""
     report = progress or no_progress
     chosen = [label for label in labels if split in (None, "all") or label.split == split]
     overall, by_system, by_type = _Tally(), defaultdict(_Tally), defaultdict(_Tally)
@@ -161,6 +163,8 @@ def score_labels(
         except NotFoundError:
             raise NotFoundError(f"{ws.path}: no run {label.run!r} (label {label.label_id})") from None
         (claim,) = attribute(ws, method, run=run_id, case=label.case_id, llm=llm)
+        if verify and claim.verified is None:
+            claim = verified(ws, claim, llm)
         same_type, same_op = agrees(label, claim)
         for tally in (overall, by_system[label.system], by_type[label.error_type]):
             tally.add(same_type, same_op)
@@ -192,6 +196,15 @@ def score_labels(
         },
         "cases": rows,
     }
+
+
+def verified(ws: Workspace, claim: Attribution, llm: Any = None) -> Attribution:
+    """The claim with its verification verdict, stored back under the settings it was made with."""
+    from ..attribution.verify.counterfactual import verify as verify_claim
+
+    record = verify_claim(ws, claim, llm=llm).record()
+    save_attribution(ws.store, record, claim.settings_key or "")
+    return record
 
 
 def cohen_kappa(pairs: Sequence[tuple[Any, Any]]) -> float | None:

@@ -24,6 +24,9 @@ def bench_labels(
     split: Annotated[
         str, typer.Option(help="all, or the labels' split to score: tuned or aside (never tuned on).")
     ] = "all",
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Verify each labelled claim not verified yet (replays; stored).")
+    ] = False,
     second: Annotated[
         Path | None, typer.Option(help="A second reader's labels of some of the cases: their agreement.")
     ] = None,
@@ -37,7 +40,7 @@ def bench_labels(
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     primary = read_labels(labels)
     with Workspace(workspace) as ws, rich_progress(console) as progress:
-        result = score_labels(ws, primary, method, split=split, progress=progress)
+        result = score_labels(ws, primary, method, split=split, progress=progress, verify=verify)
     if second is not None:
         result["readers"] = reader_agreement(primary, read_labels(second))
     console.print(agreement_table(result))

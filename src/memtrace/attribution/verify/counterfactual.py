@@ -29,7 +29,7 @@ from .claims import VerifyClaims
 from .confirm import context_part, memory_carries_at_question
 from .ideal_facts import ideal_fact
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
-from .items import check_for, item_line, refuted_premise, texts_of
+from .items import carriers_of_missing, check_for, item_line, refuted_premise
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
 from .verdicts import Verification, verification_summary
 
@@ -85,12 +85,15 @@ def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any
         if held is None or not context:
             return None, "no evidence-bearing memory or retrieved context to repair"
         items = list(graph.value(context[-1].id) or [])
-        memory = memory_as_context(graph.value(held.id))
-        # First, as an ideal retrieval ranks it: a later round fusing ranks (EverMemOS) keeps it then.
-        repaired = [memory, *items[:-1]]
+        case = ws.case(attribution.run_id, attribution.case_id)
+        # What an ideal retrieval returns: the named memory and one holding each other missing item,
+        # first (a later round fusing ranks, as EverMemOS does, keeps them then), for the last items.
+        wanted = [graph.value(held.id), *carriers_of_missing(graph, case, check_for(graph, case))]
+        memories = list(dict.fromkeys(memory_as_context(value) for value in wanted))
+        repaired = [*memories, *items[: max(0, len(items) - len(memories))]]
         return {
             op_id: {"outputs": {context[-1].name: repaired}}
-        }, "rank the evidence first, drop the last item"
+        }, "rank the evidence-bearing memories first, drop as many last items"
     return None, f"no repair for {kind}"
 
 
@@ -148,7 +151,7 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
         )
     answered = result.case(attribution.case_id)
     by_flow_rule = carrying_part(target, [(None, answered.context)])
-    replayed = texts_of(answered.context)
+    replayed = list(answered.context)
     lacking = check.lacking(replayed) if check.has_items else None
     checked = [
         f"repair: {repair}; replayed {result.run_id}",
@@ -197,7 +200,7 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
     _undelivered(ws, graph, case, attribution, target, outcome)
     ideal = later_ops_ideal_patch(graph, case, attribution, patch, outcome.why)
     if ideal is not None:
-        kept = replay_with_ideal_later_ops(ws, graph, attribution, case, target, ideal, llm)
+        kept = replay_with_ideal_later_ops(ws, graph, attribution, case, target, ideal, llm, outcome.why)
         if kept is not None:
             kept.checked = [*outcome.checked, *kept.checked]  # the plain repair's replay, then this one
             return kept
@@ -304,20 +307,29 @@ def _by_elimination(
             [no_replay],
         )
     check = check_for(graph, case)
-    if check.has_items:  # the judge's rule, item by item, on every part of the recorded context
-        context = texts_of(graph.values(case_anatomy(graph, case).context_vars).values())
-        lacking = check.lacking(context)
-        if lacking:
-            return _outcome(
-                attribution,
-                Verdict.REFUTED,
-                "context-lacks-item",
-                f"no part of the answer's context holds {', '.join(lacking)} (the judge's rule): the"
-                " context did not hold the information",
-                [no_replay],
-            )
+    context = list(graph.values(case_anatomy(graph, case).context_vars).values())
+    status = check.status(context) if check.has_items else {}
+    missing = [item for item, state in status.items() if state == "missing"]
+    if missing:  # both rules agree the context lacks an item: the claim's premise is false
+        return _outcome(
+            attribution,
+            Verdict.REFUTED,
+            "context-lacks-item",
+            f"no part of the answer's context holds {', '.join(missing)} (neither the judge's rule nor"
+            " flow's finds it): the context did not hold the information",
+            [item_line(check, context), no_replay],
+        )
+    disputed = [item for item, state in status.items() if state == "disputed"]
+    if disputed:
+        return _outcome(
+            attribution,
+            Verdict.NOT_VERIFIABLE,
+            "items-disputed",
+            f"the judge's rule and flow's disagree on whether the context holds {', '.join(disputed)}",
+            [item_line(check, context), no_replay],
+        )
     found = context_part(graph, case, target)
-    if check.has_items and found is not None:
+    if status and found is not None:  # every item held by both rules
         return _outcome(
             attribution,
             Verdict.FLOW_CONFIRMED,

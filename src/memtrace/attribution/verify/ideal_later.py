@@ -20,7 +20,7 @@ from ...vocabulary import Verdict
 from ..evidence.anatomy import case_anatomy
 from ..evidence.support import Target, carrying_part
 from ..model import Attribution, PathRole
-from .items import check_for, item_line, texts_of
+from .items import check_for, item_line, stating_turns
 from .oracle import answer_step_fault, memory_as_context
 from .verdicts import Verification
 
@@ -28,6 +28,10 @@ from .verdicts import Verification
 _HOW = {
     "loss-recurs": ("kept-by-later-trims", "later trims of the unit keeping the restored line(s)"),
     "repair-overridden": ("kept-by-later-rounds", "the final retrieval round ranking the evidence first"),
+    "retrieval-missed-restored": (
+        "kept-by-later-retrieval",
+        "the retrieval ranking the restored fact first (an ideal retrieval)",
+    ),
 }
 
 
@@ -44,20 +48,40 @@ def later_ops_ideal_patch(
         if step is None or not isinstance(value, list):
             return None
         wanted = {s.id.rsplit("@", 1)[0] for s in attribution.steps(PathRole.EVIDENCE)}
+        wanted |= stating_turns(check_for(graph, case))  # every item's turn, not only the repaired one
         lines = [item for item in value if untag(str(item))[0] in wanted]
         if not lines:
             return None
         return {**patch, op_id: {**patch[op_id], "keep": {step.id.rsplit("@", 1)[0]: lines}}}
     final = case_anatomy(graph, case).retrieval_op
-    held = attribution.step(PathRole.LIVE_AT_QUESTION)
-    if final is None or final.id == op_id or held is None:
+    if final is None or final.id == op_id:
         return None
     outputs = [v for v in graph.outputs(final.id) if v.category == "retrieved"]
     if not outputs:
         return None
     items = list(graph.value(outputs[-1].id) or [])
-    memory = memory_as_context(graph.value(held.id))
-    return {**patch, final.id: {"outputs": {outputs[-1].name: [memory, *items[:-1]]}}}
+    if why == "retrieval-missed-restored":  # the facts the extraction repair added, ranked first
+        memories = [str(fact) for fact in _added_facts(graph, op_id, patch.get(op_id, {}))]
+    else:
+        held = attribution.step(PathRole.LIVE_AT_QUESTION)
+        memories = [memory_as_context(graph.value(held.id))] if held is not None else []
+    if not memories:
+        return None
+    repaired = [*memories, *items[: max(0, len(items) - len(memories))]]
+    return {**patch, final.id: {"outputs": {outputs[-1].name: repaired}}}
+
+
+def _added_facts(graph: GraphQueries, op_id: str, repair: dict[str, Any]) -> list[Any]:
+    """What an extraction repair added to an operation's outputs (each list grown past its recording)."""
+    recorded = {v.name: graph.value(v.id) for v in graph.outputs(op_id)}
+    added: list[Any] = []
+    for name, value in (repair.get("outputs") or {}).items():
+        before = recorded.get(name)
+        if not isinstance(value, list) or not isinstance(before, list):
+            continue
+        for fact in value[len(before) :]:
+            added.append(fact.get("text") if isinstance(fact, dict) else fact)
+    return [fact for fact in added if fact]
 
 
 def replay_with_ideal_later_ops(
@@ -68,9 +92,11 @@ def replay_with_ideal_later_ops(
     target: Target,
     patch: dict[str, Any],
     llm: Any,
+    shortfall: str | None = None,
 ) -> Verification | None:
-    """Replay `patch` (from `later_ops_ideal_patch`); a verdict when the evidence arrives, else None."""
-    why, how = next(v for k, v in _HOW.items() if k in _kind(patch, attribution))
+    """Replay `patch` (from `later_ops_ideal_patch` for the plain replay's `shortfall`); a verdict when
+    the evidence arrives, else None."""
+    why, how = _HOW[shortfall or _kind(patch, attribution)]
     try:
         result = replay(ws, attribution.run_id, patch, cases=[case.id], llm=llm)
     except UntrustedSnapshotError:
@@ -80,7 +106,7 @@ def replay_with_ideal_later_ops(
     answered = result.case(case.id)
     delivered = carrying_part(target, [(None, answered.context)])
     check = check_for(graph, case)
-    replayed = texts_of(answered.context)
+    replayed = list(answered.context)
     # Confirmed only when the judge's rule finds every item too (flow's own rule confirms nothing).
     if delivered is None or not check.has_items or check.lacking(replayed):
         return None

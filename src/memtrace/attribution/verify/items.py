@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import date, timedelta
 
 from ...eval.strict import date_spans, missing_parts
@@ -21,8 +22,8 @@ from ...graph import Case, GraphQueries
 from ...graph.values import value_text
 from ...text import format_date
 from ..evidence.anatomy import case_anatomy
-from ..evidence.locate import message_text, message_versions, said_when
-from ..evidence.support import value_parts
+from ..evidence.locate import message_text, message_versions, run_speakers, said_when
+from ..evidence.support import OverlapScorer, Target, carrying_part, value_parts
 
 _STAMP = re.compile(r"\[(?:said )?on (?P<date>[^\]]+)\]")
 _NUMBER = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "few": 3}
@@ -74,13 +75,17 @@ def resolve_relative(text: str, anchor: date | None = None) -> str:
 
 
 def _gold_parts(gold: str) -> list[str]:
-    """The parts of one gold answer the judge checks (its dates, then its other parts)."""
-    return missing_parts("", gold)
+    """The parts of one gold answer the judge checks (its dates, then its other parts), without bare
+    verdicts ("yes", "no"): those are inferred from the conversation, never stated as such."""
+    return [part for part in missing_parts("", gold) if not set(part.casefold().split()) <= _VERDICTS]
 
 
-def held_parts(texts: Iterable[str], gold: str) -> set[str]:
-    """The parts of `gold` that some one of `texts` holds, by the judge's rule."""
-    wanted = set(_gold_parts(gold))
+_VERDICTS = {"yes", "no", "not", "nope", "yeah", "likely", "probably", "maybe"}
+
+
+def held_parts(texts: Iterable[str], gold: str, parts: Iterable[str] | None = None) -> set[str]:
+    """The parts of `gold` (or of `parts`) that some one of `texts` holds, by the judge's rule."""
+    wanted = set(_gold_parts(gold) if parts is None else parts)
     held: set[str] = set()
     for text in texts:
         if held >= wanted:
@@ -96,50 +101,92 @@ def texts_of(values: Iterable[object]) -> list[str]:
     ]
 
 
-def _said_turns(graph: GraphQueries) -> list[str]:
-    """Every turn of the run as text with its '[said on ...]' stamp."""
+def _said_turns(graph: GraphQueries) -> list[tuple[str, str]]:
+    """Every turn of the run as (name, text with its '[said on ...]' stamp)."""
     turns = message_versions(graph)
     values = graph.values(turns)
     said = []
     for version in turns:
         text = message_text(values[version.id])
         when = said_when(graph, version)
-        said.append(f"{text} [said on {when}]" if when else text)
+        said.append((version.name, f"{text} [said on {when}]" if when else text))
     return said
 
 
-class ItemCheck:
-    """The checkable parts of a case's gold answer and what a set of texts holds of them."""
+@dataclass(slots=True)
+class Item:
+    """One checkable part of the gold answer: the judge's text of it and flow's target for it alone."""
 
-    def __init__(self, graph: GraphQueries, case: Case) -> None:
-        self.gold = [g for g in case.gold if g.strip()]
+    gold: str
+    text: str
+    target: Target
+
+
+class ItemCheck:
+    """The checkable items of a case's gold answer, and what a set of values holds of them.
+
+    An item is checked by two rules that must agree: the judge's (its words, its dates) and flow's
+    carrying rule for that item alone (the sentence stating it, not a look-alike sharing a word). Both
+    present: held. Both absent: missing. They disagree: disputed, and nothing is concluded from it.
+    An item is checkable when some turn of the conversation states it by the judge's rule.
+    """
+
+    def __init__(self, graph: GraphQueries, case: Case, scorer: OverlapScorer | None = None) -> None:
+        self.scorer = scorer or OverlapScorer()
         said = graph.derived("said-turns", lambda: _said_turns(graph))
-        #: Per gold alternative: the parts some turn of the conversation states (the checkable ones).
-        self.checkable = {g: held_parts(said, g) for g in self.gold}
-        #: Per gold alternative: the parts no turn states (inferred; this rule cannot check them).
-        self.inferred = {g: set(_gold_parts(g)) - self.checkable[g] for g in self.gold}
+        speakers = run_speakers(graph)
+        self.items: list[Item] = []
+        self.inferred: list[str] = []
+        for gold in (g for g in case.gold if g.strip()):
+            for part in _gold_parts(gold):
+                stating = [(name, text) for name, text in said if part in held_parts([text], gold, [part])]
+                if not stating:
+                    self.inferred.append(part)
+                    continue
+                target = self.scorer.prepare(case.question, [part], stating[:_STATING_TURNS], speakers)
+                self.items.append(Item(gold, part, target))
+            break  # the first gold alternative: datasets list one answer per case
 
     @property
     def has_items(self) -> bool:
-        return any(self.checkable.values())
+        return bool(self.items)
 
-    def lacking(self, texts: Sequence[str]) -> list[str]:
-        """The checkable parts of the best gold alternative that none of `texts` holds."""
-        best: list[str] | None = None
-        for gold, parts in self.checkable.items():
-            if not parts:
-                continue
-            missing = sorted(parts - held_parts(texts, gold))
-            if best is None or len(missing) < len(best):
-                best = missing
-        return best or []
+    def status(self, values: Sequence[object]) -> dict[str, str]:
+        """Per item: "held" (both rules find it in one value's part), "missing" (neither), "disputed"."""
+        texts = texts_of(values)
+        parts = [(None, value) for value in values]
+        found = {}
+        for item in self.items:
+            judge = bool(held_parts(texts, item.gold, [item.text]))
+            flow = carrying_part(item.target, parts, self.scorer) is not None
+            found[item.text] = (
+                "held" if judge and flow else "missing" if not judge and not flow else "disputed"
+            )
+        return found
 
-    def held(self, texts: Sequence[str]) -> list[str]:
-        """The checkable parts of the gold that some of `texts` holds."""
-        found: set[str] = set()
-        for gold, parts in self.checkable.items():
-            found |= parts & held_parts(texts, gold)
-        return sorted(found)
+    def lacking(self, values: Sequence[object]) -> list[str]:
+        """The items not held (missing or disputed)."""
+        return [item for item, state in self.status(values).items() if state != "held"]
+
+    def held(self, values: Sequence[object]) -> list[str]:
+        return [item for item, state in self.status(values).items() if state == "held"]
+
+
+#: How many turns stating an item make its flow target (the first ones: the earliest statements).
+_STATING_TURNS = 6
+
+
+def item_line(check: ItemCheck, values: Sequence[object]) -> str:
+    """What the two rules find of the answer's items in these values, as one line for `checked`."""
+    if not check.has_items:
+        return "the answer is inferred: no turn states an item of it, so no independent item check"
+    status = check.status(values)
+    parts = [
+        f"{state} {', '.join(item for item, found in status.items() if found == state)}"
+        for state in ("held", "missing", "disputed")
+        if state in status.values()
+    ]
+    return "items by the judge's rule and flow's: " + "; ".join(parts)
 
 
 def check_for(graph: GraphQueries, case: Case) -> ItemCheck:
@@ -155,25 +202,25 @@ def refuted_premise(
     A RetrievalError says the context lacked the information: refuted when it held every item. An
     UpdateError or DeletionError says a unit held it and lost it: refuted when the unit it names held
     none of it. An ExtractionError says no unit ever held it: refuted when memory held every item at
-    question time. Only items some turn states are checked (see `ItemCheck`)."""
+    question time. Held and missing are what both rules agree on (see `ItemCheck`)."""
     if not check.has_items:
         return None
     anatomy = case_anatomy(graph, case)
     if kind == "RetrievalError":
-        context = texts_of(graph.values(anatomy.context_vars).values())
+        context = list(graph.values(anatomy.context_vars).values())
         if context and not check.lacking(context):
             return (
                 "context-had-it",
                 f"the recorded context already held every item: {', '.join(check.held(context))}",
             )
     elif kind in ("UpdateError", "DeletionError"):
-        if kept_value is not None and not check.held(texts_of([kept_value])):
+        if kept_value is not None and set(check.status([kept_value]).values()) == {"missing"}:
             return (
                 "unit-never-held-it",
                 "the unit version the claim says was lost holds no item of the answer",
             )
     elif kind == "ExtractionError":
-        memory = texts_of(graph.memory_values_at(anatomy.question_seq - 1).values())
+        memory = list(graph.memory_values_at(anatomy.question_seq - 1).values())
         if memory and not check.lacking(memory):
             return (
                 "memory-had-it",
@@ -182,11 +229,25 @@ def refuted_premise(
     return None
 
 
-def item_line(check: ItemCheck, texts: Sequence[str]) -> str:
-    """What the judge's rule finds of the answer in these texts, as one line for `checked`."""
+def carriers_of_missing(graph: GraphQueries, case: Case, check: ItemCheck) -> list[object]:
+    """Live memories at question time holding the items the recorded context lacks, one per item (by
+    both rules): what an ideal retrieval returns besides what it did, for a partial carrier too."""
     if not check.has_items:
-        return "the answer is inferred: no turn states an item of it, so no independent item check"
-    lacking = check.lacking(texts)
-    if lacking:
-        return f"by the judge's rule it lacks {', '.join(lacking)}"
-    return f"by the judge's rule it holds every item: {', '.join(check.held(texts))}"
+        return []
+    anatomy = case_anatomy(graph, case)
+    context = list(graph.values(anatomy.context_vars).values())
+    lacking = set(check.lacking(context))
+    found: list[object] = []
+    for value in graph.memory_values_at(anatomy.question_seq - 1).values():
+        if not lacking:
+            break
+        holds = {item for item, state in check.status([value]).items() if state == "held"} & lacking
+        if holds:
+            found.append(value)
+            lacking -= holds
+    return found
+
+
+def stating_turns(check: ItemCheck) -> set[str]:
+    """The names of the turns stating the checkable items (what ideal later trims keep)."""
+    return {label for item in check.items for label in item.target.labels if label}
