@@ -16,17 +16,17 @@ from typing import Any
 
 from ...eval import says_unanswerable
 from ...graph import MEMORY_ENTRY, Case, GraphQueries, Operation, VariableVersion
-from ...graph.values import display_text, encode_value
+from ...graph.values import encode_value
 from ...llm import usage_scope
 from ...vocabulary import ErrorType
 from ..evidence.anatomy import CaseAnatomy, case_anatomy
-from ..evidence.extraction import find_dropper
 from ..evidence.locate import dated_message, locate_evidence, run_speakers
-from ..evidence.losses import DELETED_MARKER, decisive_loss, live_state, losses
+from ..evidence.losses import DELETED_MARKER, live_state
 from ..evidence.needs import answer_needs
 from ..evidence.support import OverlapScorer, SupportScorer, Target, best_part, carrying_part, value_words
 from ..model import Attribution, Cost, PathRole, PathStep, undetermined
 from .flow_items import combine_items, elsewhere_note, suspected_annotation_error
+from .flow_losses import extraction_error, loss_error, quote, shown
 
 
 class _GraphFacts:
@@ -112,7 +112,7 @@ class FlowMethod:
                 ErrorType.RESPONSE,
                 0.6,
                 f"The conversation does not state this, yet {op.name} ({op.id}) answered "
-                f"{_quote(case.prediction or '?')} instead of abstaining.",
+                f"{quote(case.prediction or '?')} instead of abstaining.",
                 self.name,
                 [PathStep("op", op.id, op.seq, "answered an unanswerable question", None)],
             )
@@ -172,7 +172,7 @@ class FlowMethod:
             carrying = {v.id: _support(target, values[v.id], self.scorer) for v in memory}
         carrying = {k: s for k, s in carrying.items() if s >= self.scorer.threshold}
         if not carrying:
-            return self._extraction_error(graph, case, evidence, target, question_seq, path)
+            return extraction_error(graph, case, evidence, target, question_seq, path, self.scorer, self.name)
         live = live_state(graph, question_seq, facts.has_marker)
         live_carrying = [v for v in live.values() if v.id in carrying]
         first = min((graph.var(i) for i in carrying), key=lambda v: v.seq)
@@ -190,8 +190,17 @@ class FlowMethod:
             per_message = (
                 self._carrying_per_message(graph, case, evidence, gold, memory) if len(evidence) > 1 else []
             )
-            return self._loss_error(
-                graph, case, carrying, question_seq, path, facts.has_marker, per_message, target
+            return loss_error(
+                graph,
+                case,
+                carrying,
+                question_seq,
+                path,
+                facts.has_marker,
+                self.scorer,
+                self.name,
+                per_message,
+                target,
             )
         best = max(live_carrying, key=lambda v: carrying[v.id])
         path.append(
@@ -224,49 +233,6 @@ class FlowMethod:
             blamed = op
         return blamed
 
-    def _extraction_error(
-        self,
-        graph: GraphQueries,
-        case: Case,
-        evidence: list[VariableVersion],
-        target: Target,
-        question_seq: int,
-        path: list[PathStep],
-    ) -> Attribution:
-        """No memory unit ever carried it: blame the operation that had it last and dropped it."""
-
-        def carries(value: Any) -> bool:
-            return carrying_part(target, [(None, value)], self.scorer) is not None
-
-        # Only evidence that states what was asked can have been dropped: a message that merely
-        # shares the question's topic ("I bought it in Paris") never held the answer ("snakes").
-        stating = [v for v in evidence if carries(dated_message(graph, v))] or evidence
-        drop = find_dropper(graph, stating, carries, question_seq)
-        if drop is None:
-            return undetermined(
-                graph,
-                case,
-                self.name,
-                "no memory unit ever carried the evidence, and no construction operation consumed it",
-                path=path,
-            )
-        dropper, holder = drop.op, drop.holder
-        path.append(
-            PathStep("var", holder.id, holder.seq, f"last carried here, consumed by {dropper.id}", True)
-        )
-        path.append(PathStep("op", dropper.id, dropper.seq, "dropped it: no output carries it on", False))
-        evidence_names = ", ".join(v.name for v in evidence)
-        explanation = (
-            f"No memory unit ever held the information of {evidence_names} "
-            f"(answer {_quote(', '.join(case.gold))}). It was last present in {holder.id} "
-            f"({_quote(_shown(target, graph.value(holder.id), self.scorer))}), which {dropper.name} "
-            f"({dropper.id}) consumed "
-            "without writing it to memory."
-        )
-        return Attribution(
-            graph.run.id, case.id, dropper.id, ErrorType.EXTRACTION, 0.8, explanation, self.name, path
-        )
-
     def _carrying_per_message(
         self,
         graph: GraphQueries,
@@ -294,63 +260,6 @@ class FlowMethod:
             if carrying:
                 found.append(carrying)
         return found
-
-    def _loss_error(
-        self,
-        graph: GraphQueries,
-        case: Case,
-        carrying: dict[str, float],
-        question_seq: int,
-        path: list[PathStep],
-        markers: bool,
-        per_message: list[dict[str, float]] | None = None,
-        target: Target | None = None,
-    ) -> Attribution:
-        """Memory held it once and not at question time: the earliest change that lost it.
-
-        With several evidence turns, each turn's own loss counts (a long-context window trims them one
-        by one): the earliest of them decides, since repairing it with later operations ideal keeps
-        every turn, while the last trim only finished what the first began.
-        """
-        found = losses(graph, carrying, question_seq, markers)
-        loss = decisive_loss(found)
-        for message_carrying in per_message or []:
-            own = decisive_loss(losses(graph, message_carrying, question_seq, markers))
-            if own is not None and (loss is None or own.op.seq < loss.op.seq):
-                loss, found = own, [*found, own]
-        if loss is None:
-            return undetermined(
-                graph, case, self.name, "memory held the information but no loss could be located", path=path
-            )
-        path.append(
-            PathStep(
-                "var",
-                loss.kept.id,
-                loss.kept.seq,
-                "last version carrying it",
-                True,
-                role=PathRole.LAST_CARRIER,
-            )
-        )
-        path.append(PathStep("op", loss.op.id, loss.op.seq, f"lost it ({loss.error_type})", False))
-        change = "deleted" if loss.error_type == ErrorType.DELETION else "overwrote"
-        explanation = (
-            f"{loss.unit} held {_quote(_shown(target, graph.value(loss.kept.id), self.scorer))} "
-            f"({loss.kept.id}); "
-            f"{loss.op.name} ({loss.op.id}) {change} it"
-            + (f" with {_quote(display_text(loss.after))}" if loss.after is not None else "")
-            + " before the question was asked, so the answer could not use it."
-        )
-        harmless = [other for other in found if other.harmless and other.op.seq < loss.op.seq]
-        if harmless:
-            explanation += (
-                f" Earlier, {harmless[0].op.name} ({harmless[0].op.id}) changed {harmless[0].unit}, but other"
-                " memory units still held the information then, so that change is not blamed."
-            )
-        confidence = 0.85 if len(found) == 1 else 0.75
-        return Attribution(
-            graph.run.id, case.id, loss.op.id, loss.error_type, confidence, explanation, self.name, path
-        )
 
     def _question_time_error(
         self,
@@ -381,7 +290,7 @@ class FlowMethod:
             path.append(PathStep("op", op.id, op.seq, "retrieved context misses it", False))
             explanation = (
                 f"At question time {held_by.name} held "
-                f"{_quote(_shown(target, graph.value(held_by.id), self.scorer))} "
+                f"{quote(shown(target, graph.value(held_by.id), self.scorer))} "
                 f"({held_by.id}), but {op.name} ({op.id}) did not put it in the context "
                 f"(best context support {context_score:.2f} < {threshold})."
             )
@@ -414,19 +323,12 @@ class FlowMethod:
         best = parts[max(carrying, key=lambda v: parts[v.id].support).id]
         explanation = (
             f"The context given to {answer_op.name} ({answer_op.id}) held the information in "
-            f"{_quote(best.text)} ({best.var_id}, support {context_score:.2f}), yet it answered "
-            f"{_quote(prediction)} instead of {_quote(', '.join(case.gold))}."
+            f"{quote(best.text)} ({best.var_id}, support {context_score:.2f}), yet it answered "
+            f"{quote(prediction)} instead of {quote(', '.join(case.gold))}."
         )
         return Attribution(
             graph.run.id, case.id, answer_op.id, ErrorType.RESPONSE, 0.75, explanation, self.name, path
         )
-
-
-def _shown(target: Target | None, value: Any, scorer: SupportScorer) -> str:
-    """The part of a value an explanation quotes: the one carrying the information (a window's line,
-    not its first), as readable text; the whole value when no part is found."""
-    part = best_part(target, [(None, value)], scorer) if target is not None else None
-    return display_text(part.text if part is not None and part.support > 0 else value)
 
 
 def _support(target: Target, value: Any, scorer: SupportScorer) -> float:
@@ -447,8 +349,3 @@ def _memory_versions(graph: GraphQueries) -> list[VariableVersion]:
     if isinstance(nodes, dict):  # GraphView: everything is in memory already
         return [v for v in nodes.values() if v.category == MEMORY_ENTRY]
     return [v for name in graph.memory_units() for v in graph.versions(name)]
-
-
-def _quote(text: str, width: int = 90) -> str:
-    text = " ".join(text.split())
-    return f"'{text if len(text) <= width else text[: width - 1] + '…'}'"

@@ -16,11 +16,7 @@ from ...vocabulary import ErrorType
 from ..evidence.anatomy import CaseAnatomy
 from ..evidence.needs import AnswerNeeds, ItemNeed
 from ..model import Attribution, PathRole, PathStep, undetermined
-
-
-def _quote(text: str, width: int = 90) -> str:
-    text = " ".join(text.split())
-    return f"'{text if len(text) <= width else text[: width - 1] + '…'}'"
+from .flow_losses import quote
 
 
 def _names(versions: Sequence[VariableVersion]) -> str:
@@ -31,7 +27,7 @@ def elsewhere_note(need: ItemNeed, annotated: Sequence[VariableVersion]) -> str:
     """Why the traced turns are not the annotated ones."""
     where = "the same session" if need.where == "session" else "the conversation"
     return (
-        f"The annotated evidence ({_names(annotated)}) does not state {_quote(need.label)}; "
+        f"The annotated evidence ({_names(annotated)}) does not state {quote(need.label)}; "
         f"{_names(need.messages)}, found in {where}, does, and is what was traced."
     )
 
@@ -45,7 +41,7 @@ def suspected_annotation_error(
     path = [PathStep("var", v.id, v.seq, "evidence (gold)", None, role=PathRole.EVIDENCE) for v in annotated]
     explanation = (
         f"Suspected annotation error: {reason}, so no memory operation could have delivered "
-        f"{_quote(', '.join(case.gold))}. The case is left out of the system's error counts."
+        f"{quote(', '.join(case.gold))}. The case is left out of the system's error counts."
     )
     return Attribution(graph.run.id, case.id, None, ErrorType.ANNOTATION, 0.5, explanation, method, path)
 
@@ -66,24 +62,24 @@ def combine_items(
     held = [(need, a) for need, a in traced if a.error_type == ErrorType.RESPONSE]
     lost = [(need, a) for need, a in traced if a.determined and a.error_type != ErrorType.RESPONSE]
     open_ = [(need, a) for need, a in traced if not a.determined]
-    items = ", ".join(_quote(need.label, 40) for need, _ in traced)
+    items = ", ".join(quote(need.label, 40) for need, _ in traced)
     noun = "items" if traced[0][0].item is not None else "turns"
     if not lost and not open_:
         return _all_held(graph, case, anatomy, held, method)
     if not lost:
-        reasons = "; ".join(f"{_quote(need.label, 40)}: {a.explanation}" for need, a in open_)
+        reasons = "; ".join(f"{quote(need.label, 40)}: {a.explanation}" for need, a in open_)
         return undetermined(graph, case, method, f"The answer needs {noun} {items}. {reasons}")
     need, decisive = min(lost, key=lambda pair: _op_seq(graph, pair[1]))
-    missing = ", ".join(_quote(n.label, 40) for n, _ in lost + open_)
+    missing = ", ".join(quote(n.label, 40) for n, _ in lost + open_)
     if held:
         intro = (
             f"The answer needs {len(traced)} {noun} ({items}); the context held only "
-            f"{', '.join(_quote(n.label, 40) for n, _ in held)}, a partial carrier, and missed {missing}."
+            f"{', '.join(quote(n.label, 40) for n, _ in held)}, a partial carrier, and missed {missing}."
         )
     else:
         intro = f"The answer needs {len(traced)} {noun} ({items}); the context held none of them."
     later = [a for n, a in lost if a is not decisive]
-    explanation = f"{intro} For {_quote(need.label, 40)}: {decisive.explanation}"
+    explanation = f"{intro} For {quote(need.label, 40)}: {decisive.explanation}"
     if later:
         explanation += " Later losses of other items: " + "; ".join(
             f"{a.op_id} ({a.error_type})" for a in sorted(later, key=lambda a: _op_seq(graph, a))
@@ -117,7 +113,7 @@ def _all_held(
     for need, attribution in held:
         for step in attribution.path:
             if step.role == PathRole.IN_CONTEXT and step.part:
-                shown.append(f"{_quote(need.label, 40)} in {_quote(step.part, 70)}")
+                shown.append(f"{quote(need.label, 40)} in {quote(step.part, 70)}")
                 break
         for step in attribution.path:
             if step.kind == "var" and (step.id, step.role) not in seen:
@@ -127,7 +123,7 @@ def _all_held(
     prediction = case.prediction if case.prediction is not None else "?"
     explanation = (
         f"The context given to {answer_op.name} ({answer_op.id}) held every item of the answer: "
-        f"{'; '.join(shown)}; yet it answered {_quote(prediction)} instead of {_quote(', '.join(case.gold))}."
+        f"{'; '.join(shown)}; yet it answered {quote(prediction)} instead of {quote(', '.join(case.gold))}."
     )
     confidence = min(a.confidence for _, a in held)
     return Attribution(

@@ -20,7 +20,7 @@ from ...vocabulary import Verdict
 from ..evidence.anatomy import case_anatomy
 from ..evidence.support import Target, carrying_part
 from ..model import Attribution, PathRole
-from .items import check_for, item_line, stating_turns
+from .items import carriers_of_missing, check_for, item_line, stating_turns
 from .oracle import answer_step_fault, memory_as_context
 from .verdicts import Verification
 
@@ -64,7 +64,9 @@ def later_ops_ideal_patch(
         memories = [str(fact) for fact in _added_facts(graph, op_id, patch.get(op_id, {}))]
     else:
         held = attribution.step(PathRole.LIVE_AT_QUESTION)
-        memories = [memory_as_context(graph.value(held.id))] if held is not None else []
+        wanted = [graph.value(held.id)] if held is not None else []
+        wanted += carriers_of_missing(graph, case, check_for(graph, case))
+        memories = list(dict.fromkeys(memory_as_context(value) for value in wanted))
     if not memories:
         return None
     repaired = [*memories, *items[: max(0, len(items) - len(memories))]]

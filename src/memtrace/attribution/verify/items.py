@@ -23,7 +23,7 @@ from ...graph.values import value_text
 from ...text import format_date
 from ..evidence.anatomy import case_anatomy
 from ..evidence.locate import message_text, message_versions, run_speakers, said_when
-from ..evidence.support import OverlapScorer, Target, carrying_part, value_parts
+from ..evidence.support import OverlapScorer, Target, carrying_part, content_stems, value_parts
 
 _STAMP = re.compile(r"\[(?:said )?on (?P<date>[^\]]+)\]")
 _NUMBER = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "few": 3}
@@ -128,7 +128,8 @@ class ItemCheck:
     An item is checked by two rules that must agree: the judge's (its words, its dates) and flow's
     carrying rule for that item alone (the sentence stating it, not a look-alike sharing a word). Both
     present: held. Both absent: missing. They disagree: disputed, and nothing is concluded from it.
-    An item is checkable when some turn of the conversation states it by the judge's rule.
+    An item is checkable when a turn states it by the judge's rule: an annotated turn or one of their
+    sessions, else a turn that also shares a word of the question.
     """
 
     def __init__(self, graph: GraphQueries, case: Case, scorer: OverlapScorer | None = None) -> None:
@@ -137,9 +138,23 @@ class ItemCheck:
         speakers = run_speakers(graph)
         self.items: list[Item] = []
         self.inferred: list[str] = []
+        annotated = {str(e).split("@")[0] for e in case.evidence}
+        sessions = {name.split(":")[0] for name in annotated if ":" in name}
+        asked = content_stems(case.question)
         for gold in (g for g in case.gold if g.strip()):
             for part in _gold_parts(gold):
-                stating = [(name, text) for name, text in said if part in held_parts([text], gold, [part])]
+                everywhere = [(name, text) for name, text in said if part in held_parts([text], gold, [part])]
+                # Where the case's information is: the annotated turns and their sessions, else a turn
+                # that also shares a word of the question; a word said anywhere else is another matter.
+                stating = [
+                    (name, text)
+                    for name, text in everywhere
+                    if name in annotated or name.split(":")[0] in sessions
+                ] or [
+                    (name, text)
+                    for name, text in everywhere
+                    if (content_stems(text) - content_stems(part)) & asked
+                ]
                 if not stating:
                     self.inferred.append(part)
                     continue
