@@ -19,3 +19,37 @@ def attributed_mem0_run(path: Path) -> str:
     with mt.open(path) as ws:
         attribute(ws, "flow")
     return run.run_id
+
+
+PEPPER = "Diego: We adopted a dog named Pepper last spring, she loves the park."
+WHISKERS = "Diego: And last month we adopted a cat named Whiskers too."
+
+
+def pets_run(workspace: Path, retrieved: list[str]) -> str:
+    """Mem0-like: one memory per fact, both live at question time; the search returns `retrieved`."""
+    with mt.run(workspace, name="pets", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            pepper = op.output("D1:3", PEPPER, category="message")
+            whiskers = op.output("D2:5", WHISKERS, category="message")
+        memories = {
+            "mem-1": "Diego adopted a dog named Pepper last spring",
+            "mem-2": "Diego adopted a cat named Whiskers last month",
+        }
+        for (unit, text), message in zip(memories.items(), (pepper, whiskers), strict=True):
+            with mt.op("extract_facts", category="extraction") as op:
+                op.use(message)
+                run.memory(unit).create({"memory": text}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            op.input("query", "What pets does Diego have?", category="query")
+            found = op.output("retrieved", [memories[unit] for unit in retrieved], category="retrieved")
+        case = run.case(
+            "What pets does Diego have?",
+            gold="a dog named Pepper and a cat named Whiskers",
+            evidence=["D1:3", "D2:5"],
+        )
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "a cat", category="prediction")
+        case.predict("a cat", var=prediction)
+        case.judge(False)
+        return run.id

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from attrhelpers import PEPPER, pets_run
+
 import memtrace as mt
 from memtrace.attribution import FlowMethod
 from memtrace.attribution.model import Attribution
 from memtrace.graph.values import value_text
-
-PEPPER = "Diego: We adopted a dog named Pepper last spring, she loves the park."
-WHISKERS = "Diego: And last month we adopted a cat named Whiskers too."
 
 
 def _attribute(workspace: Path, run_id: str) -> tuple[Attribution, mt.Workspace]:
@@ -19,39 +18,9 @@ def _attribute(workspace: Path, run_id: str) -> tuple[Attribution, mt.Workspace]
     return FlowMethod().attribute(ws.view(run_id), ws.cases(run_id)[0]), ws
 
 
-def _pets_run(workspace: Path, retrieved: list[str]) -> str:
-    """Mem0-like: one memory per fact, both live at question time; the search returns `retrieved`."""
-    with mt.run(workspace, name="pets", system="mem0") as run:
-        with mt.op("load", category="construction") as op:
-            pepper = op.output("D1:3", PEPPER, category="message")
-            whiskers = op.output("D2:5", WHISKERS, category="message")
-        memories = {
-            "mem-1": "Diego adopted a dog named Pepper last spring",
-            "mem-2": "Diego adopted a cat named Whiskers last month",
-        }
-        for (unit, text), message in zip(memories.items(), (pepper, whiskers), strict=True):
-            with mt.op("extract_facts", category="extraction") as op:
-                op.use(message)
-                run.memory(unit).create({"memory": text}, by=op)
-        with mt.op("search", category="retrieval") as op:
-            op.input("query", "What pets does Diego have?", category="query")
-            found = op.output("retrieved", [memories[unit] for unit in retrieved], category="retrieved")
-        case = run.case(
-            "What pets does Diego have?",
-            gold="a dog named Pepper and a cat named Whiskers",
-            evidence=["D1:3", "D2:5"],
-        )
-        with mt.op("answer", category="response") as op:
-            op.use(found)
-            prediction = op.output("prediction", "a cat", category="prediction")
-        case.predict("a cat", var=prediction)
-        case.judge(False)
-        return run.id
-
-
 def test_a_context_with_one_item_of_two_is_a_partial_carrier_and_retrieval_is_blamed(tmp_path: Path) -> None:
     """The demo's q10: the context held the cat, not the dog, while the dog's memory was live."""
-    run_id = _pets_run(tmp_path, ["mem-2"])
+    run_id = pets_run(tmp_path, ["mem-2"])
     result, ws = _attribute(tmp_path, run_id)
     with ws:
         assert result.error_type == "RetrievalError", result.explanation
@@ -60,7 +29,7 @@ def test_a_context_with_one_item_of_two_is_a_partial_carrier_and_retrieval_is_bl
 
 
 def test_a_context_with_every_item_is_a_response_error_naming_each(tmp_path: Path) -> None:
-    run_id = _pets_run(tmp_path, ["mem-1", "mem-2"])
+    run_id = pets_run(tmp_path, ["mem-1", "mem-2"])
     result, ws = _attribute(tmp_path, run_id)
     with ws:
         assert result.error_type == "ResponseError", result.explanation

@@ -31,7 +31,8 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _RELATIVE = re.compile(
     r"\b(?P<yesterday>yesterday)\b|\b(?P<today>today|tonight|this morning)\b"
     r"|\blast (?P<unit>week|weekend|month|year)\b|\blast (?P<weekday>" + "|".join(_WEEKDAYS) + r")\b"
-    r"|\b(?P<n>\d+|a|an|one|two|three|four|five|six|a few) (?P<ago>days?|weeks?|months?|years?) ago\b",
+    r"|\b(?P<n>\d+|a|an|one|two|three|four|five|six|a few) (?P<ago>days?|weeks?|months?|years?) ago\b"
+    r"|\bthe (?P<day>[1-3]?\d)(?:st|nd|rd|th)\b(?! of)",
     re.IGNORECASE,
 )
 
@@ -61,6 +62,8 @@ def resolve_relative(text: str, anchor: date | None = None) -> str:
             resolved.append(said)
         elif match.group("unit"):
             resolved.append(f"the {match.group('unit').lower()} before {said}")
+        elif match.group("day"):  # "on the 15th": the stamp's month, or the month before
+            resolved.append(_day_of_month(day, int(match.group("day"))))
         elif match.group("weekday"):
             resolved.append(f"the {match.group('weekday').lower()} before {said}")
         else:
@@ -71,7 +74,19 @@ def resolve_relative(text: str, anchor: date | None = None) -> str:
                 resolved.append(format_date(day - timedelta(days=n)))
             else:
                 resolved.append(f"{'the' if n == 1 else n} {unit}{'' if n == 1 else 's'} before {said}")
+    resolved = [r for r in resolved if r]
     return text if not resolved else f"{text} ({'; '.join(resolved)})"
+
+
+def _day_of_month(anchor: date, number: int) -> str:
+    """The date "the Nth" names when said on `anchor`: in its month, or the month before if still to come."""
+    month, year = anchor.month, anchor.year
+    if number > anchor.day:
+        month, year = (12, year - 1) if month == 1 else (month - 1, year)
+    try:
+        return format_date(date(year, month, number))
+    except ValueError:
+        return ""
 
 
 def _gold_parts(gold: str) -> list[str]:
