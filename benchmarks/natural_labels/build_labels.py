@@ -49,24 +49,35 @@ def main() -> None:
     parser.add_argument("readers", type=Path, help="the folder of the readers' files (r1-...json)")
     args = parser.parse_args()
     cases = {row["label_id"]: row for row in json.loads((HERE / "cases.json").read_text())}
+    fresh = {row["label_id"]: row for row in json.loads((HERE / "fresh_cases.json").read_text())}
     aside = sorted({row["conversation"] for row in cases.values() if row["split"] == "aside"})
     primary: list[dict] = []
     for name in ("r1-long_context", "r2-rag", "r3-mem0", "r4-evermemos"):
-        primary += [
-            dict(label, reader=name[:2]) for label in json.loads((args.readers / f"{name}.json").read_text())
-        ]
-    second = json.loads((args.readers / "r5-second.json").read_text())
+        labels = json.loads((args.readers / f"{name}.json").read_text())
+        primary += [dict(label, reader=name[:2]) for label in labels]
+    sets = (
+        ("labels.json", primary, cases, "reader"),
+        (
+            "labels_second.json",
+            json.loads((args.readers / "r5-second.json").read_text()),
+            cases,
+            "second-reader",
+        ),
+        (
+            "labels_fresh.json",
+            json.loads((args.readers / "r6-fresh.json").read_text()),
+            fresh,
+            "fresh-reader",
+        ),
+    )
     with mt.open(args.workspace) as ws:
-        for name, labels, author in (
-            ("labels.json", primary, "reader"),
-            ("labels_second.json", second, "second-reader"),
-        ):
+        for name, labels, rows, author in sets:
             payload = {
                 "format": "memtrace-labels/1",
                 "dataset": "locomo-dev",
                 "recorded_with": RECORDED_WITH,
                 "aside_conversations": aside,
-                "labels": records(ws, labels, cases, author),
+                "labels": records(ws, labels, rows, author),
             }
             (HERE / name).write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n")
             print(f"{len(payload['labels'])} labels -> {HERE / name}")

@@ -147,3 +147,35 @@ def test_an_explanation_quotes_a_memorys_text_not_its_json(tmp_path: Path) -> No
         assert "Pepper" in result.explanation
         assert "{" not in result.explanation and '"memory"' not in result.explanation
         assert "\\n" not in result.explanation
+
+
+def test_a_plan_does_not_carry_a_done_fact_and_gives_way_to_the_turn_saying_it_happened(
+    tmp_path: Path,
+) -> None:
+    """'Thinking about kayaking' (annotated) is a plan; a later turn says Nadia now kayaks. The memory of
+    the plan is no carrier of the fact; the turn saying it happened is traced, its extraction blamed."""
+    with mt.run(tmp_path, name="plan", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            plan = op.output("D2:3", "Nadia: I'm thinking about kayaking on the lake.", category="message")
+            done = op.output("D5:7", "Nadia: I kayak on the lake every Sunday now!", category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(plan)
+            run.memory("mem-1").create({"memory": "Nadia is thinking about kayaking on the lake"}, by=op)
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(done)
+            run.memory("mem-2").create({"memory": "Nadia spends Sundays at the lake"}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            found = op.output(
+                "retrieved", ["Nadia is thinking about kayaking on the lake"], category="retrieved"
+            )
+        case = run.case("What water sport does Nadia do?", gold="kayaking", evidence=["D2:3"])
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "none", category="prediction")
+        case.predict("none", var=prediction)
+        case.judge(False)
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "ExtractionError", result.explanation
+        extraction = ws.graph(run.id).op(result.op_id)
+        assert any(v.name == "D5:7" for v in ws.graph(run.id).inputs(extraction.id)), result.explanation

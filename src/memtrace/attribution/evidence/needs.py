@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ...eval.strict import strip_dates
 from ...graph import Case, GraphQueries, VariableVersion
 from .locate import message_text, message_versions
-from .support import STAMP, answer_item_texts, content_stems
+from .support import STAMP, answer_item_texts, content_stems, plan_aware_stems, unplanned
 
 _DIALOGUE_ID = re.compile(r"^(?P<session>D\d+):\d+$")
 _NUMBER_WORDS = frozenset(
@@ -83,7 +83,7 @@ def _turn_words(graph: GraphQueries) -> list[tuple[VariableVersion, frozenset[st
     def build() -> list[tuple[VariableVersion, frozenset[str]]]:
         turns = message_versions(graph)
         values = graph.values(turns)
-        return [(v, content_stems(STAMP.sub("", message_text(values[v.id])))) for v in turns]
+        return [(v, plan_aware_stems(STAMP.sub("", message_text(values[v.id])))) for v in turns]
 
     return graph.derived("turn-words", build)
 
@@ -134,15 +134,22 @@ def _stating(
 ) -> ItemNeed | None:
     """The turns stating one item: the annotated ones, else their sessions', else the conversation's;
     None if none does."""
-    stating = [(v, w) for v, w in turns if words <= w]
+    stating = [(v, w) for v, w in turns if words <= unplanned(w)]
+    done_ids = {v.id for v, w in stating if words <= w}  # said as done, not only planned
     found: dict[str, tuple[VariableVersion, str]] = {}
     stages = [("annotated", [v for v, _ in stating if v.id in annotated])]
     if not _is_count(words):  # a bare number is on many lines: only the annotated turns show its source
         stages.append(("session", [v for v, _ in stating if session_of(v) in sessions]))
         stages.append(("conversation", [v for v, w in stating if (w - words) & asked]))
-    for where, chosen in stages:  # the nearest turns that state it: a later look-alike is another event
-        if chosen:
-            found = {v.id: (v, where) for v in chosen}
+    # The nearest turns that state it (a later look-alike is another event); a plan ("thinking about
+    # kayaking") gives way to a turn saying it happened, wherever that turn is.
+    for done in (True, False):
+        for where, chosen in stages:
+            picked = [v for v in chosen if not done or v.id in done_ids]
+            if picked:
+                found = {v.id: (v, where) for v in picked}
+                break
+        if found:
             break
     if not found and len(words) >= 3:  # a paraphrase of a longer item, near the annotated turns
         least = max(2, (len(words) + 1) // 2)

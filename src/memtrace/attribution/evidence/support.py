@@ -27,15 +27,43 @@ def content_stems(text: str) -> frozenset[str]:
     return frozenset(porter_stem(t) for t in tokenize(text, stopwords=True) if t not in _GENERIC)
 
 
+#: A plan or a hedge ("might move there", "thinking about kayaking") states no done fact. Its words
+#: are kept marked with `PLANNED` ("~kayak"), so they carry only what the evidence itself planned.
+HEDGE = re.compile(
+    r"\b(?:might|maybe|perhaps|planning to|plans? to|going to|gonna|thinking (?:about|of)|considering"
+    r"|hoping to|hopes? to|would like to|wants? to|wanna|someday|one day)\b",
+    re.IGNORECASE,
+)
+PLANNED = "~"
+
+
+@functools.lru_cache(maxsize=262_144)
+def plan_aware_stems(text: str) -> frozenset[str]:
+    """Content words of a text, those said only in a planning or hedging sentence marked `~word`."""
+    if not HEDGE.search(text):
+        return content_stems(text)
+    done: set[str] = set()
+    planned: set[str] = set()
+    for sentence in sentences(text) or [text]:
+        (planned if HEDGE.search(sentence) else done).update(content_stems(sentence))
+    return frozenset(done | {PLANNED + w for w in planned - done})
+
+
+def unplanned(words: frozenset[str]) -> frozenset[str]:
+    """The words with plans counted as said (for evidence that was itself a plan)."""
+    return frozenset(w[1:] if w.startswith(PLANNED) else w for w in words)
+
+
 @functools.lru_cache(maxsize=262_144)
 def _line_words(line: str) -> frozenset[str]:
-    """A line's content words; a line tagged with its message id ('[D1:7] ...') also carries the
-    marker word '@D1:7', so a scorer can require the line to come from the evidence message."""
+    """A line's content words (a plan's marked, see `plan_aware_stems`); a line tagged with its message
+    id ('[D1:7] ...') also carries the marker word '@D1:7', so a scorer can require the line to come
+    from the evidence message."""
     match = _TAG.match(line)
     if match is None:
-        return content_stems(line)
+        return plan_aware_stems(line)
     markers = {f"@{message_id}" for message_id in match.group(1).split(",") if message_id}
-    return content_stems(line[match.end() :]) | markers
+    return plan_aware_stems(line[match.end() :]) | markers
 
 
 def value_words(value: Any) -> tuple[frozenset[str], ...]:
@@ -56,10 +84,11 @@ def value_words(value: Any) -> tuple[frozenset[str], ...]:
     if isinstance(value, dict):
         text = value.get("memory") if isinstance(value.get("memory"), str) else None
         if text is not None:
+            words = plan_aware_stems(text)
             sources = value.get("sources")
             if isinstance(sources, list) and sources:  # provenance kept by the system, like a tag
-                return (content_stems(text) | {f"@{s}" for s in sources if isinstance(s, str)},)
-            return (content_stems(text),)
+                return (words | {f"@{s}" for s in sources if isinstance(s, str)},)
+            return (words,)
         return (
             (frozenset().union(*(w for item in value.values() for w in value_words(item))),) if value else ()
         )
@@ -109,6 +138,8 @@ class Statement:
 
     words: frozenset[str]
     answer: frozenset[str]
+    #: The sentence plans or hedges ("might go kayaking"): a part planning it too may carry it.
+    hedged: bool = False
 
 
 @dataclass
@@ -164,6 +195,7 @@ class Target:
                     # with the question's words that proves nothing; the part must say what happened.
                     _date_only(stated),
                     _carrying_rule(self, stated_items),
+                    any(statement.hedged for statement in stating),
                 )
             )
         return tuple(rows)
@@ -180,6 +212,7 @@ class KeyRow:
     about: frozenset[str]  # its key without dates
     stamped: bool  # the answer is a date only the stamp states
     carries: Callable[[frozenset[str]], bool] | None  # the carrying rule (None: any part)
+    hedged: bool = False  # the message states it as a plan or a hedge: a hedging part may carry it
 
 
 _ITEM_SEPARATOR = re.compile(r"\s*(?:,(?!\d)|;|\band\b|\bas well as\b)\s*", re.IGNORECASE)
@@ -352,6 +385,8 @@ class OverlapScorer:
         tagged, untagged = parts_by_source(parts)
         for row in target.key_rows:
             for words in tagged.get(row.marker, ()) if row.marker else ():
+                if row.hedged:  # the evidence was a plan: a part planning it carries it
+                    words = unplanned(words)
                 if row.carries is not None and not row.carries(words):
                     continue
                 if (words & row.stated or not row.stated) and not row.stamped:  # not the question alone
@@ -360,6 +395,8 @@ class OverlapScorer:
                 # untagged one would ("Maria joined a nearby church" of a longer message).
                 best = max(best, _untagged_score(row.key, row.stating, words))
             for words in untagged:
+                if row.hedged:
+                    words = unplanned(words)
                 if row.carries is None or row.carries(words):
                     best = max(best, _untagged_score(row.key, row.stating, words))
         return best
@@ -438,6 +475,7 @@ def _statements(
     by_date: list[tuple[int, Statement]] = []
     for sentence in sentences(text) or [text]:
         words = content_stems(sentence)
+        planned = bool(HEDGE.search(sentence))
         what = _what_words(words, speakers)
         if not what:
             continue
@@ -447,11 +485,11 @@ def _statements(
                 clause_what = _what_words(clause_words, speakers)
                 if clause_words & answer and clause_what:
                     stated = frozenset((clause_words & answer) | dated)
-                    literal.append((len(clause_words & answer), Statement(clause_what, stated)))
+                    literal.append((len(clause_words & answer), Statement(clause_what, stated, planned)))
                     if len(items) > 1 and any(item <= clause_words for item in items):
                         whole_items.append(literal[-1][1])
         elif dated:
-            by_date.append((len(what & asked), Statement(what, dated)))
+            by_date.append((len(what & asked), Statement(what, dated, planned)))
     # The sentence that states the answer: the one stating most of it, or for a date, the one most
     # about what was asked ("we started a road trip", not "it was fun with the dogs" said that day).
     if whole_items:  # each item of a list answer is stated by its own clause
@@ -461,7 +499,7 @@ def _statements(
             most = max(count for count, _ in candidates)
             return tuple(statement for count, statement in candidates if count == most)
     words = content_stems(text)
-    return (Statement(_what_words(words - asked, speakers) or words, frozenset()),)
+    return (Statement(_what_words(words - asked, speakers) or words, frozenset(), bool(HEDGE.search(text))),)
 
 
 _CLAUSE = re.compile(r"\s*[;:]\s+|,\s+(?=(?:so|but|because|and|which|while|then)\b)", re.IGNORECASE)

@@ -187,9 +187,10 @@ class FlowMethod:
             )
         )
         if not live_carrying:
-            per_message = (
-                self._carrying_per_message(graph, case, evidence, gold, memory) if len(evidence) > 1 else []
-            )
+            # Turns an inferred answer needs together each count on their own; turns stating the same
+            # item are copies of it, lost only when the last one goes.
+            joint = len(evidence) > 1 and item is None and not target.answer_required
+            per_message = self._carrying_per_message(graph, case, evidence, gold, memory) if joint else []
             return loss_error(
                 graph,
                 case,
