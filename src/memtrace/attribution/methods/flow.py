@@ -16,13 +16,13 @@ from typing import Any
 
 from ...eval import says_unanswerable
 from ...graph import MEMORY_ENTRY, Case, GraphQueries, Operation, VariableVersion
-from ...graph.values import display_text, encode_value
+from ...graph.values import display_text
 from ...llm import usage_scope
 from ...vocabulary import ErrorType
 from ..evidence.anatomy import CaseAnatomy, case_anatomy
 from ..evidence.extraction import find_dropper
 from ..evidence.locate import dated_message, locate_evidence, run_speakers
-from ..evidence.losses import DELETED_MARKER, decisive_loss, live_state, losses
+from ..evidence.losses import decisive_loss, live_state, losses
 from ..evidence.needs import answer_needs
 from ..evidence.support import OverlapScorer, SupportScorer, Target, best_part, carrying_part, value_words
 from ..model import Attribution, Cost, PathRole, PathStep, undetermined
@@ -36,10 +36,6 @@ class _GraphFacts:
         self.memory = _memory_versions(graph)
         self.words: dict[str, tuple[frozenset[str], ...]] = {}
         self._speakers: frozenset[str] | None = None
-        marker = encode_value(DELETED_MARKER)[0]
-        nodes = getattr(graph, "vars", None)
-        #: Only graphs that use the shared DELETED marker need the (slower) marker checks.
-        self.has_marker = any(v.blob == marker for v in nodes.values()) if isinstance(nodes, dict) else True
 
     def speakers(self, graph: GraphQueries) -> frozenset[str]:
         """Who speaks in the run's messages ('Clara: ...'): their names are on every line they said."""
@@ -173,7 +169,7 @@ class FlowMethod:
         carrying = {k: s for k, s in carrying.items() if s >= self.scorer.threshold}
         if not carrying:
             return self._extraction_error(graph, case, evidence, target, question_seq, path)
-        live = live_state(graph, question_seq, facts.has_marker)
+        live = live_state(graph, question_seq)
         live_carrying = [v for v in live.values() if v.id in carrying]
         first = min((graph.var(i) for i in carrying), key=lambda v: v.seq)
         path.append(
@@ -190,9 +186,7 @@ class FlowMethod:
             per_message = (
                 self._carrying_per_message(graph, case, evidence, gold, memory) if len(evidence) > 1 else []
             )
-            return self._loss_error(
-                graph, case, carrying, question_seq, path, facts.has_marker, per_message, target
-            )
+            return self._loss_error(graph, case, carrying, question_seq, path, per_message, target)
         best = max(live_carrying, key=lambda v: carrying[v.id])
         path.append(
             PathStep(
@@ -302,7 +296,6 @@ class FlowMethod:
         carrying: dict[str, float],
         question_seq: int,
         path: list[PathStep],
-        markers: bool,
         per_message: list[dict[str, float]] | None = None,
         target: Target | None = None,
     ) -> Attribution:
@@ -312,10 +305,10 @@ class FlowMethod:
         by one): the earliest of them decides, since repairing it with later operations ideal keeps
         every turn, while the last trim only finished what the first began.
         """
-        found = losses(graph, carrying, question_seq, markers)
+        found = losses(graph, carrying, question_seq)
         loss = decisive_loss(found)
         for message_carrying in per_message or []:
-            own = decisive_loss(losses(graph, message_carrying, question_seq, markers))
+            own = decisive_loss(losses(graph, message_carrying, question_seq))
             if own is not None and (loss is None or own.op.seq < loss.op.seq):
                 loss, found = own, [*found, own]
         if loss is None:
