@@ -17,6 +17,7 @@ memtrace's own messages are.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -55,6 +56,8 @@ _META_LINE = re.compile(r"^(?P<label>[A-Za-z][A-Za-z _]{0,30}?)\s*:\s*(?P<value>
 _META_SPEAKER = frozenset({"speaker name", "speaker", "name"})
 _META_TIME = frozenset({"timestamp", "time", "date", "session date"})
 _META_OTHER = frozenset({"speaker role", "role"})
+#: How a dict's dump (or a list of them) starts; a tagged line ('[D1:3] ...') does not.
+_RECORD = re.compile(r"\s*(?:\{|\[\s*\{)")
 _DATE_LINE = re.compile(r"^\s*(?:timestamp|time|date|session date)\s*:", re.IGNORECASE | re.MULTILINE)
 #: MemBase's rendering of a speaker: "Speaker Clara (role: user) says: ...".
 _SAYS = re.compile(r"^Speaker (?P<name>[^()\n]{1,60}?) \(role: [^)\n]*\) says: ", re.MULTILINE)
@@ -108,10 +111,10 @@ def as_record(text: str) -> dict | list | None:
     """The dict (or list of dicts) a string spells as JSON or a Python literal; None for other text.
 
     Only text shaped like one is parsed, so a long-context window ('[D1:3] ...') costs nothing."""
-    stripped = text.strip()
-    if len(stripped) < 2 or (stripped[0], stripped[-1]) not in (("{", "}"), ("[", "]")):
+    if not _RECORD.match(text):
         return None
-    if stripped[0] == "[" and not stripped[1:].lstrip().startswith("{"):
+    stripped = text.strip()
+    if stripped[-1] != ("}" if stripped[0] == "{" else "]"):
         return None
     try:
         value = json.loads(stripped)
@@ -232,6 +235,8 @@ def _first_when(value: dict) -> str | None:
 
 def _when(raw: Any) -> str | None:
     """A time field as a date ('10 May 2024'): a date string, or epoch seconds or milliseconds."""
+    if isinstance(raw, str):
+        return _date_of(raw.strip())
     if isinstance(raw, bool) or raw is None:
         return None
     if isinstance(raw, (int, float)):
@@ -239,7 +244,11 @@ def _when(raw: Any) -> str | None:
         if not 1e8 < seconds < 1e10:
             return None
         return format_date(datetime.fromtimestamp(seconds, tz=UTC))
-    if not isinstance(raw, str):
-        return None
-    when = parse_when(raw.strip())
+    return None
+
+
+@functools.lru_cache(maxsize=65_536)
+def _date_of(text: str) -> str | None:
+    """A date string as a date, cached: every line of a long-context window repeats its day's."""
+    when = parse_when(text)
     return format_date(when) if when is not None else None

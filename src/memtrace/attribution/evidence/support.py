@@ -50,14 +50,23 @@ def value_words(value: Any) -> tuple[frozenset[str], ...]:
     if value is None:
         return ()
     if isinstance(value, str):
-        if (record := as_record(value)) is not None:  # a dict's dump reads as the dict
-            return value_words(record)
-        return tuple(_line_words(line) for line in text_lines(value))
+        return _text_words(value) if len(value) <= _CACHED_TEXT else _text_words.__wrapped__(value)
     if isinstance(value, (list, tuple)):
         return tuple(part for item in value for part in value_words(item))
     if isinstance(value, dict):
         return _reading_words(read_dict(value)) if value else ()
     return (content_stems(value_text(value)),)
+
+
+#: Texts up to this long have their parts cached (a long-context window's lines recur per version).
+_CACHED_TEXT = 4096
+
+
+@functools.lru_cache(maxsize=131_072)
+def _text_words(text: str) -> tuple[frozenset[str], ...]:
+    if (record := as_record(text)) is not None:  # a dict's dump reads as the dict
+        return value_words(record)
+    return tuple(_line_words(line) for line in text_lines(text))
 
 
 def value_parts(value: Any) -> list[tuple[Any, str]]:
