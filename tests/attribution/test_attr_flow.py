@@ -187,7 +187,9 @@ def test_other_support_scorers_reach_the_same_verdicts(
 
 
 def test_a_deletion_by_shared_marker_node_is_a_deletion_error(tmp_path: Path, open_ws: OpenWorkspace) -> None:
-    """MemBase's Mem0 graphs delete an entry by linking it to a shared node whose value is DELETED."""
+    """MemBase's Mem0 graphs delete an entry by linking it to a shared node whose value is DELETED; the
+    importer writes the entry's tombstone for that link, and the tombstone is what deletes it (a
+    DELETED node alone names no unit: tests/attribution/test_attr_tombstones.py)."""
     with mt.run(tmp_path, name="marker") as run:
         with mt.op("load_session", category="construction") as op:
             evidence = op.output("D1:1", "Clara: I adopted a dog named Pepper!", category="message")
@@ -199,6 +201,7 @@ def test_a_deletion_by_shared_marker_node_is_a_deletion_error(tmp_path: Path, op
         with mt.op("memory_system.update_memory_decision", category="update") as op:
             op.use(entry)
             op.output("deleted", "DELETED")
+            run.memory("mem-1").delete(by=op)
         case = run.case("What is the name of Clara's dog?", gold="Pepper", evidence=["D1:1"])
         with mt.op("question-answering", category="response") as op:
             prediction = op.output("prediction", "Rex", category="prediction")

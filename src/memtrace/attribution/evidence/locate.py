@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import json
 import re
 import threading
 from collections.abc import Iterable
@@ -27,8 +26,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from ...graph import Case, GraphQueries, GraphView, VariableVersion
+from ...graph.values import value_text
 from ...retrieval import DEFAULT_RRF_K, BM25Index, DenseIndex, Embedder, HashingEmbedder, HybridIndex
 from ...text import format_date, parse_when
+from .fields import Reading, read_text, read_value
 from .locator_settings import DEFAULT_K, METHODS, QUERY_MODES, RETRIEVERS
 
 Method = Literal["auto", "gold", "bm25", "dense", "hybrid"]
@@ -72,24 +73,39 @@ def _latest_per_name(versions: Iterable[VariableVersion]) -> list[VariableVersio
 
 
 def message_text(value: Any) -> str:
-    """A message value as text; imported graphs keep `repr()`-quoted strings, which are unquoted."""
+    """A message value as text: what it says, never its JSON (see `fields`). Imported graphs keep
+    `repr()`-quoted strings, which are unquoted; a dict or its dump reads by its text fields."""
+    return _reading(value).text
+
+
+def _reading(value: Any) -> Reading:
+    """A message value read by its fields (text, date), whatever form it was stored in."""
     if value is None:
-        return ""
-    if not isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False, default=str)
-    stripped = value.strip()
-    if len(stripped) >= 2 and stripped[0] == stripped[-1] and stripped[0] in "'\"":
-        try:
-            inner = ast.literal_eval(stripped)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            return value
-        if isinstance(inner, str):
-            return inner
-    return value
+        return Reading("")
+    if isinstance(value, str):
+        stripped = value.strip()
+        if len(stripped) >= 2 and stripped[0] == stripped[-1] and stripped[0] in "'\"":
+            try:
+                inner = ast.literal_eval(stripped)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                inner = None
+            if isinstance(inner, str):
+                value = inner
+        return read_value(value) or read_text(value)
+    reading = read_value(value)
+    if reading is not None:
+        return reading
+    if isinstance(value, (list, tuple)):
+        return Reading("\n".join(t for t in (message_text(item) for item in value) if t))
+    return Reading(value_text(value))
 
 
 def said_when(graph: GraphQueries, version: VariableVersion) -> str | None:
-    """The date a recorded message was said ('8 May 2023'), from its session's date; None if unknown."""
+    """The date a recorded message was said ('8 May 2023'): its own time field, else its session's
+    date; None if unknown."""
+    own = _reading(graph.value(version.id)).when
+    if own is not None:
+        return own
     for op in graph.producers(version.id):
         dates = [v for v in graph.outputs(op.id) if v.category == "session_date"]
         when = parse_when(graph.value(dates[0].id)) if dates else None
@@ -102,7 +118,7 @@ def dated_message(graph: GraphQueries, version: VariableVersion) -> str:
     """A message as memories hold it: its text and, when known, '[said on 8 May 2023]'.
 
     Answers to "when" questions are usually the day the message was said, which is in the session's
-    date and in every memory's stamp, not in the message text.
+    date (or the message's own time field) and in every memory's stamp, not in the message text.
     """
     text = message_text(graph.value(version.id))
     when = said_when(graph, version)

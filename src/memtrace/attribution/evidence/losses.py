@@ -15,8 +15,6 @@ from typing import Any
 from ...graph import GraphQueries, Operation, VariableVersion
 from ...vocabulary import ErrorType
 
-DELETED_MARKER = "DELETED"
-
 
 @dataclass(slots=True)
 class Loss:
@@ -31,32 +29,19 @@ class Loss:
     harmless: bool = False
 
 
-def deleted_by_marker(graph: GraphQueries, version: VariableVersion, before: int) -> Operation | None:
-    """Mem0 graphs in MemTraceBench delete a unit by an edge to a shared node valued DELETED."""
-    for op in graph.consumers(version.id):
-        if op.seq >= before:
-            continue
-        outputs = graph.outputs(op.id)
-        values = graph.values(outputs)
-        if any(values[o.id] == DELETED_MARKER for o in outputs):
-            return op
-    return None
+def live_state(graph: GraphQueries, seq: int) -> dict[str, VariableVersion]:
+    """The memory units live just before `seq`: a unit leaves only by its own tombstone version."""
+    return graph.memory_state_at(seq - 1)
 
 
-def live_state(graph: GraphQueries, seq: int, markers: bool) -> dict[str, VariableVersion]:
-    """The memory units live just before `seq` (units deleted by a DELETED marker left out)."""
-    state = graph.memory_state_at(seq - 1)
-    if not markers:
-        return state
-    return {name: v for name, v in state.items() if deleted_by_marker(graph, v, seq) is None}
-
-
-def losses(graph: GraphQueries, carrying: dict[str, float], before: int, markers: bool) -> list[Loss]:
+def losses(graph: GraphQueries, carrying: dict[str, float], before: int) -> list[Loss]:
     """Every loss of the information before seq `before`, in order, each marked harmless or not.
 
     A unit loses it when a version that carries it is followed by one that does not (an update) or
-    by its deletion; a unit may carry it, lose it, and carry it again. Losses of one operation are
-    judged together, after all its changes (an update may move the information to another unit).
+    by its own tombstone (a deletion); a unit may carry it, lose it, and carry it again. Losses of
+    one operation are judged together, after all its changes (an update may move the information to
+    another unit). What else the operation did (deleting another unit, writing MemBase's shared
+    DELETED node, which names no unit: the importer turns its links into tombstones) deletes nothing.
     """
     events: list[tuple[int, int, str, bool, Loss | None]] = []  # (op seq, seq, unit, carries, loss)
     for unit in sorted({graph.var(i).name for i in carrying}):
@@ -66,17 +51,12 @@ def losses(graph: GraphQueries, carrying: dict[str, float], before: int, markers
             carries = version.id in carrying and not version.deleted
             op = producer_of(graph, version)
             if held is not None and not carries and op is not None:
-                deleted = version.deleted or op.category == "deletion"
-                after = None if deleted else graph.value(version.id)
-                kind = ErrorType.DELETION if deleted else ErrorType.UPDATE
+                after = None if version.deleted else graph.value(version.id)
+                kind = ErrorType.DELETION if version.deleted else ErrorType.UPDATE
                 events.append((op.seq, version.seq, unit, False, Loss(unit, held, op, kind, after)))
             elif carries and held is None:
                 events.append((op.seq if op else version.seq, version.seq, unit, True, None))
             held = version if carries else None
-        if held is not None and markers and (marker := deleted_by_marker(graph, held, before)):
-            events.append(
-                (marker.seq, marker.seq, unit, False, Loss(unit, held, marker, ErrorType.DELETION, None))
-            )
     found: list[Loss] = []
     live: set[str] = set()
     events.sort(key=lambda e: (e[0], e[1]))

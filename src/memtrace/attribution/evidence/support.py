@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from ...eval.strict import date_spans, strip_dates
 from ...graph.values import value_text
 from ...text import porter_stem, sentences, tokenize
+from .fields import Reading, as_record, read_dict, text_lines
 
 _TAG = re.compile(r"^\[([^\]\s]+)\] ")
 _GENERIC = {"said", "say", "says", "told", "just", "really", "yeah", "oh", "also", "like", "got", "get"}
@@ -77,22 +78,23 @@ def value_words(value: Any) -> tuple[frozenset[str], ...]:
     if value is None:
         return ()
     if isinstance(value, str):
-        lines = value.split("\n") if "\n" in value else [value]
-        return tuple(_line_words(line) for line in lines if line.strip())
+        return _text_words(value) if len(value) <= _CACHED_TEXT else _text_words.__wrapped__(value)
     if isinstance(value, (list, tuple)):
         return tuple(part for item in value for part in value_words(item))
     if isinstance(value, dict):
-        text = value.get("memory") if isinstance(value.get("memory"), str) else None
-        if text is not None:
-            words = plan_aware_stems(text)
-            sources = value.get("sources")
-            if isinstance(sources, list) and sources:  # provenance kept by the system, like a tag
-                return (words | {f"@{s}" for s in sources if isinstance(s, str)},)
-            return (words,)
-        return (
-            (frozenset().union(*(w for item in value.values() for w in value_words(item))),) if value else ()
-        )
+        return _reading_words(read_dict(value)) if value else ()
     return (content_stems(value_text(value)),)
+
+
+#: Texts up to this long have their parts cached (a long-context window's lines recur per version).
+_CACHED_TEXT = 4096
+
+
+@functools.lru_cache(maxsize=131_072)
+def _text_words(text: str) -> tuple[frozenset[str], ...]:
+    if (record := as_record(text)) is not None:  # a dict's dump reads as the dict
+        return value_words(record)
+    return tuple(_line_words(line) for line in text_lines(text))
 
 
 def value_parts(value: Any) -> list[tuple[Any, str]]:
@@ -100,12 +102,20 @@ def value_parts(value: Any) -> list[tuple[Any, str]]:
     if value is None:
         return []
     if isinstance(value, str):
-        return [(line, line) for line in value.split("\n") if line.strip()]
+        if (record := as_record(value)) is not None:
+            return value_parts(record)
+        return [(line, line) for line in text_lines(value)]
     if isinstance(value, (list, tuple)):
         return [part for item in value for part in value_parts(item)]
-    if isinstance(value, dict) and isinstance(value.get("memory"), str):
-        return [(value, value["memory"])]
+    if isinstance(value, dict):
+        return [(value, read_dict(value).stamped())]
     return [(value, value_text(value))]
+
+
+def _reading_words(reading: Reading) -> tuple[frozenset[str], ...]:
+    """A dict is one part: its text with its date stamp, its sources as tag markers (see `fields`)."""
+    words = plan_aware_stems(reading.stamped()) | {f"@{s}" for s in reading.sources}
+    return (words,) if words else ()
 
 
 @functools.lru_cache(maxsize=2048)  # one run's memory versions; a window's split holds ~40 kB

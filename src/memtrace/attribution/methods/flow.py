@@ -16,12 +16,11 @@ from typing import Any
 
 from ...eval import says_unanswerable
 from ...graph import MEMORY_ENTRY, Case, GraphQueries, Operation, VariableVersion
-from ...graph.values import encode_value
 from ...llm import usage_scope
 from ...vocabulary import ErrorType
 from ..evidence.anatomy import CaseAnatomy, case_anatomy
 from ..evidence.locate import dated_message, locate_evidence, run_speakers
-from ..evidence.losses import DELETED_MARKER, live_state
+from ..evidence.losses import live_state
 from ..evidence.needs import answer_needs
 from ..evidence.support import OverlapScorer, SupportScorer, Target, best_part, carrying_part, value_words
 from ..model import Attribution, Cost, PathRole, PathStep, undetermined
@@ -36,10 +35,6 @@ class _GraphFacts:
         self.memory = _memory_versions(graph)
         self.words: dict[str, tuple[frozenset[str], ...]] = {}
         self._speakers: frozenset[str] | None = None
-        marker = encode_value(DELETED_MARKER)[0]
-        nodes = getattr(graph, "vars", None)
-        #: Only graphs that use the shared DELETED marker need the (slower) marker checks.
-        self.has_marker = any(v.blob == marker for v in nodes.values()) if isinstance(nodes, dict) else True
 
     def speakers(self, graph: GraphQueries) -> frozenset[str]:
         """Who speaks in the run's messages ('Clara: ...'): their names are on every line they said."""
@@ -173,7 +168,7 @@ class FlowMethod:
         carrying = {k: s for k, s in carrying.items() if s >= self.scorer.threshold}
         if not carrying:
             return extraction_error(graph, case, evidence, target, question_seq, path, self.scorer, self.name)
-        live = live_state(graph, question_seq, facts.has_marker)
+        live = live_state(graph, question_seq)
         live_carrying = [v for v in live.values() if v.id in carrying]
         first = min((graph.var(i) for i in carrying), key=lambda v: v.seq)
         path.append(
@@ -197,7 +192,6 @@ class FlowMethod:
                 carrying,
                 question_seq,
                 path,
-                facts.has_marker,
                 self.scorer,
                 self.name,
                 per_message,

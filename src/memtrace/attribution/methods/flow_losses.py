@@ -77,7 +77,6 @@ def loss_error(
     carrying: dict[str, float],
     question_seq: int,
     path: list[PathStep],
-    markers: bool,
     scorer: SupportScorer,
     method: str,
     per_message: list[dict[str, float]] | None = None,
@@ -89,10 +88,10 @@ def loss_error(
     by one): the earliest of them decides, since repairing it with later operations ideal keeps
     every turn, while the last trim only finished what the first began.
     """
-    found = losses(graph, carrying, question_seq, markers)
+    found = losses(graph, carrying, question_seq)
     loss = decisive_loss(found)
     for message_carrying in per_message or []:
-        own = decisive_loss(losses(graph, message_carrying, question_seq, markers))
+        own = decisive_loss(losses(graph, message_carrying, question_seq))
         if own is not None and (loss is None or own.op.seq < loss.op.seq):
             loss, found = own, [*found, own]
     if loss is None:
