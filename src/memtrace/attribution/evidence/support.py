@@ -14,45 +14,39 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ...eval.strict import date_spans, strip_dates
 from ...graph.values import value_text
-from ...text import porter_stem, sentences, tokenize
+from ...text import sentences
 from .fields import Reading, as_record, read_dict, text_lines
+from .words import (
+    HEDGE,
+    STAMP,
+    answer_item_texts,
+    answer_items,
+    answer_rule,
+    content_stems,
+    plan_aware_stems,
+    stated_items,
+    states_answer,
+    unplanned,
+)
+
+__all__ = [
+    "STAMP",
+    "CarryingPart",
+    "OverlapScorer",
+    "SupportScorer",
+    "Target",
+    "answer_item_texts",
+    "answer_items",
+    "answer_rule",
+    "best_part",
+    "carrying_part",
+    "content_stems",
+    "value_parts",
+    "value_words",
+]
 
 _TAG = re.compile(r"^\[([^\]\s]+)\] ")
-_GENERIC = {"said", "say", "says", "told", "just", "really", "yeah", "oh", "also", "like", "got", "get"}
-
-
-@functools.lru_cache(maxsize=262_144)
-def content_stems(text: str) -> frozenset[str]:
-    return frozenset(porter_stem(t) for t in tokenize(text, stopwords=True) if t not in _GENERIC)
-
-
-#: A plan or a hedge ("might move there", "thinking about kayaking") states no done fact. Its words
-#: are kept marked with `PLANNED` ("~kayak"), so they carry only what the evidence itself planned.
-HEDGE = re.compile(
-    r"\b(?:might|maybe|perhaps|planning to|plans? to|going to|gonna|thinking (?:about|of)|considering"
-    r"|hoping to|hopes? to|would like to|wants? to|wanna|someday|one day)\b",
-    re.IGNORECASE,
-)
-PLANNED = "~"
-
-
-@functools.lru_cache(maxsize=262_144)
-def plan_aware_stems(text: str) -> frozenset[str]:
-    """Content words of a text, those said only in a planning or hedging sentence marked `~word`."""
-    if not HEDGE.search(text):
-        return content_stems(text)
-    done: set[str] = set()
-    planned: set[str] = set()
-    for sentence in sentences(text) or [text]:
-        (planned if HEDGE.search(sentence) else done).update(content_stems(sentence))
-    return frozenset(done | {PLANNED + w for w in planned - done})
-
-
-def unplanned(words: frozenset[str]) -> frozenset[str]:
-    """The words with plans counted as said (for evidence that was itself a plan)."""
-    return frozenset(w[1:] if w.startswith(PLANNED) else w for w in words)
 
 
 @functools.lru_cache(maxsize=262_144)
@@ -189,7 +183,7 @@ class Target:
         statements = self.statements or [()] * count
         items = self.stated_items or [()] * count
         rows = []
-        for key, label, stating, stated_items in zip(self.keys, labels, statements, items, strict=False):
+        for key, label, stating, items_stated in zip(self.keys, labels, statements, items, strict=False):
             if not key:
                 continue
             stated = key & self.answer
@@ -204,7 +198,7 @@ class Target:
                     # A date answer is on the '[said on ...]' stamp every line of that day repeats:
                     # with the question's words that proves nothing; the part must say what happened.
                     _date_only(stated),
-                    _carrying_rule(self, stated_items),
+                    _carrying_rule(self, items_stated),
                     any(statement.hedged for statement in stating),
                 )
             )
@@ -223,54 +217,6 @@ class KeyRow:
     stamped: bool  # the answer is a date only the stamp states
     carries: Callable[[frozenset[str]], bool] | None  # the carrying rule (None: any part)
     hedged: bool = False  # the message states it as a plan or a hedge: a hedging part may carry it
-
-
-_ITEM_SEPARATOR = re.compile(r"\s*(?:,(?!\d)|;|\band\b|\bas well as\b)\s*", re.IGNORECASE)
-
-
-@functools.lru_cache(maxsize=8192)
-def answer_item_texts(gold: str) -> tuple[tuple[str, frozenset[str]], ...]:
-    """A gold answer's items as (text, content words): "yoga, meditation and walks" has three, and a
-    memory may hold each in a part of its own (Mem0 writes one fact per sentence). Its dates stay
-    whole (the comma of "May 7, 2023" does not split it); a bare "yes" or "no" is no item."""
-    items = [span.text for span in date_spans(gold)]
-    items += [part.strip() for part in _ITEM_SEPARATOR.split(strip_dates(gold)) if part.strip()]
-    found: dict[frozenset[str], str] = {}
-    for item in items:
-        stems = content_stems(item)
-        if stems and not stems <= _VERDICT_WORDS:
-            found.setdefault(stems, item)
-    return tuple((text, stems) for stems, text in found.items())
-
-
-def answer_items(gold: str) -> tuple[frozenset[str], ...]:
-    """A gold answer's items, each as its content words (see `answer_item_texts`)."""
-    return tuple(stems for _, stems in answer_item_texts(gold))
-
-
-#: "Yes" and "no" are verdicts inferred from the evidence, not items a message states.
-_VERDICT_WORDS = frozenset({"ye", "yes", "no", "not", "nope", "yeah"})
-
-
-def states_answer(text: str, gold: Iterable[str]) -> bool:
-    """Whether a text holds every content word of an item of some gold answer (stemmed)."""
-    words = content_stems(text)
-    return any(item <= words for g in gold for item in answer_items(g))
-
-
-def answer_rule(gold: list[str], evidence: list[tuple[str, str]]) -> tuple[tuple[str, ...], bool]:
-    """(the gold answers, whether an evidence message's words state one): a target's carrying rule."""
-    return tuple(gold), any(_stated_items(gold, text) for _, text in evidence)
-
-
-def _stated_items(gold: Iterable[str], text: str) -> tuple[frozenset[str], ...]:
-    """The gold answer items a message states in its own words.
-
-    The '[said on 4 May 2023]' stamp does not count: a gold date matched only by it ("the week before
-    4 May 2023" for "I moved last week") is inferred, and a memory resolving it ("[on 27 April 2023]")
-    carries the information without repeating the stamp."""
-    words = content_stems(STAMP.sub("", text))
-    return tuple(item for g in gold for item in answer_items(g) if item <= words)
 
 
 #: How many characters of a carrying part are kept in a path step and a verdict.
@@ -365,8 +311,8 @@ class OverlapScorer:
             keys.append(frozenset(stated | linked) if stated else frozenset(words - asked) or words)
             labels.append(label)
             statements.append(_statements(body, answer, speakers, asked, items))
-        stated_items = [_stated_items(gold, text) for _, text in evidence]
-        stated = {item for found in stated_items for item in found}
+        per_message = [stated_items(gold, text) for _, text in evidence]
+        stated = {item for found in per_message for item in found}
         unstated = (_what_words(item - asked, speakers) for item in items if item not in stated)
         return Target(
             keys,
@@ -374,8 +320,8 @@ class OverlapScorer:
             labels,
             statements,
             tuple(gold),
-            any(stated_items),
-            stated_items,
+            any(per_message),
+            per_message,
             tuple(words for words in unstated if words),
         )
 
@@ -426,7 +372,7 @@ def _date_only(words: frozenset[str]) -> bool:
 
 
 def _carrying_rule(
-    target: Target, stated_items: tuple[frozenset[str], ...]
+    target: Target, items_stated: tuple[frozenset[str], ...]
 ) -> Callable[[frozenset[str]], bool] | None:
     """Which parts may carry one evidence message (None: any part, by its score alone).
 
@@ -436,15 +382,14 @@ def _carrying_rule(
     speech"): a part must share a word with one of those, and there is none when every item is stated
     elsewhere ("I bought it in Paris" does not carry "snakes", which another message states).
     """
-    if stated_items:
-        return lambda words: any(item <= words for item in stated_items)
+    if items_stated:
+        return lambda words: any(item <= words for item in items_stated)
     if not target.answer_required:
         return None
     unstated = target.unstated_words
     return lambda words: any(item & words for item in unstated)
 
 
-STAMP = re.compile(r"\s*\[said on (?P<date>[^\]]+)\]\s*$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 #: Words that say when, not what: dates are stamped on every line, so they cannot show a line's source.
 _WHEN_WORDS = content_stems(

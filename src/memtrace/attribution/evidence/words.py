@@ -1,0 +1,99 @@
+"""The words the carrying rule reads: content stems, words said only as a plan, a gold answer's items.
+
+Kept apart from the scorers (support.py) so the needs of a case (needs.py) and the item check of
+verification read answers and turns the same way.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+
+from ...eval.strict import date_spans, strip_dates
+from ...text import porter_stem, sentences, tokenize
+
+_GENERIC = {"said", "say", "says", "told", "just", "really", "yeah", "oh", "also", "like", "got", "get"}
+
+
+@functools.lru_cache(maxsize=262_144)
+def content_stems(text: str) -> frozenset[str]:
+    return frozenset(porter_stem(t) for t in tokenize(text, stopwords=True) if t not in _GENERIC)
+
+
+#: A plan or a hedge ("might move there", "thinking about kayaking") states no done fact. Its words
+#: are kept marked with `PLANNED` ("~kayak"), so they carry only what the evidence itself planned.
+HEDGE = re.compile(
+    r"\b(?:might|maybe|perhaps|planning to|plans? to|going to|gonna|thinking (?:about|of)|considering"
+    r"|hoping to|hopes? to|would like to|wants? to|wanna|someday|one day)\b",
+    re.IGNORECASE,
+)
+PLANNED = "~"
+
+
+@functools.lru_cache(maxsize=262_144)
+def plan_aware_stems(text: str) -> frozenset[str]:
+    """Content words of a text, those said only in a planning or hedging sentence marked `~word`."""
+    if not HEDGE.search(text):
+        return content_stems(text)
+    done: set[str] = set()
+    planned: set[str] = set()
+    for sentence in sentences(text) or [text]:
+        (planned if HEDGE.search(sentence) else done).update(content_stems(sentence))
+    return frozenset(done | {PLANNED + w for w in planned - done})
+
+
+def unplanned(words: frozenset[str]) -> frozenset[str]:
+    """The words with plans counted as said (for evidence that was itself a plan)."""
+    return frozenset(w[1:] if w.startswith(PLANNED) else w for w in words)
+
+
+STAMP = re.compile(r"\s*\[said on (?P<date>[^\]]+)\]\s*$")
+
+
+_ITEM_SEPARATOR = re.compile(r"\s*(?:,(?!\d)|;|\band\b|\bas well as\b)\s*", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=8192)
+def answer_item_texts(gold: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """A gold answer's items as (text, content words): "yoga, meditation and walks" has three, and a
+    memory may hold each in a part of its own (Mem0 writes one fact per sentence). Its dates stay
+    whole (the comma of "May 7, 2023" does not split it); a bare "yes" or "no" is no item."""
+    items = [span.text for span in date_spans(gold)]
+    items += [part.strip() for part in _ITEM_SEPARATOR.split(strip_dates(gold)) if part.strip()]
+    found: dict[frozenset[str], str] = {}
+    for item in items:
+        stems = content_stems(item)
+        if stems and not stems <= _VERDICT_WORDS:
+            found.setdefault(stems, item)
+    return tuple((text, stems) for stems, text in found.items())
+
+
+def answer_items(gold: str) -> tuple[frozenset[str], ...]:
+    """A gold answer's items, each as its content words (see `answer_item_texts`)."""
+    return tuple(stems for _, stems in answer_item_texts(gold))
+
+
+#: "Yes" and "no" are verdicts inferred from the evidence, not items a message states.
+_VERDICT_WORDS = frozenset({"ye", "yes", "no", "not", "nope", "yeah"})
+
+
+def states_answer(text: str, gold: Iterable[str]) -> bool:
+    """Whether a text holds every content word of an item of some gold answer (stemmed)."""
+    words = content_stems(text)
+    return any(item <= words for g in gold for item in answer_items(g))
+
+
+def answer_rule(gold: list[str], evidence: list[tuple[str, str]]) -> tuple[tuple[str, ...], bool]:
+    """(the gold answers, whether an evidence message's words state one): a target's carrying rule."""
+    return tuple(gold), any(stated_items(gold, text) for _, text in evidence)
+
+
+def stated_items(gold: Iterable[str], text: str) -> tuple[frozenset[str], ...]:
+    """The gold answer items a message states in its own words.
+
+    The '[said on 4 May 2023]' stamp does not count: a gold date matched only by it ("the week before
+    4 May 2023" for "I moved last week") is inferred, and a memory resolving it ("[on 27 April 2023]")
+    carries the information without repeating the stamp."""
+    words = content_stems(STAMP.sub("", text))
+    return tuple(item for g in gold for item in answer_items(g) if item <= words)
