@@ -41,6 +41,13 @@ def import_(
         str | None,
         typer.Option(help="otlp: be an OTLP/HTTP receiver at HOST:PORT, importing traces as they come."),
     ] = None,
+    expose: Annotated[
+        bool,
+        typer.Option(
+            "--expose",
+            help="otlp --listen: allow a non-loopback HOST (no authentication: whoever reaches it writes).",
+        ),
+    ] = False,
     json_out: JsonOption = None,
 ) -> None:
     """Import graphs into a workspace; a bad file is reported and nothing is written.
@@ -55,13 +62,17 @@ def import_(
     if format not in ("auto", "otlp"):
         raise MemtraceError(f"unknown import format {format!r} (choose auto or otlp)")
     workspace, (source_value,) = split_workspace(workspace_alias, [workspace_arg, source_arg])
+    if expose and listen is None:
+        raise MemtraceError("--expose goes with --listen HOST:PORT")
     if listen is not None:
         from .otel_cmd import listen as listen_otlp
+        from .otel_cmd import listen_address
 
         if format != "otlp":
             raise MemtraceError("--listen receives OpenTelemetry spans: add --format otlp")
+        host, port = listen_address(listen, expose=expose, workspace=Path(workspace))
         with Workspace(workspace, create=True) as ws:
-            listen_otlp(ws, listen, cases=cases, console=console)
+            listen_otlp(ws, host, port, cases=cases, console=console, expose=expose)
         return
     source = Path(require(source_value, "SOURCE"))
     if not source.exists():

@@ -93,28 +93,60 @@ def import_file(ws: Workspace, source: Path, *, name: str | None, cases: Path | 
     return [run.id for run in import_otlp(ws.store, source, name=name, cases=specs)]
 
 
-def listen(ws: Workspace, address: str, *, cases: Path | None, console: Console) -> None:
-    """Serve as an OTLP/HTTP receiver until interrupted, importing each trace as it arrives."""
-    from ..interop.otlp.cases import read_cases_file
-    from ..interop.otlp.receiver import OtlpReceiver
+def listen_address(address: str, *, expose: bool, workspace: Path) -> tuple[str, int]:
+    """HOST and PORT of `--listen`, checked before anything is opened: a port from 0 to 65535, and
+    a loopback host unless `expose` (the receiver has no authentication)."""
+    from ..interop._common import brief
+    from ..interop.otlp.receiver import is_loopback
 
     host, _, port_text = address.rpartition(":")
-    if not port_text.isdigit():
-        raise MemtraceError(f"--listen {address!r}: give HOST:PORT, such as 127.0.0.1:4318")
+    host = host.strip("[]") or "127.0.0.1"
+    if not (port_text.isascii() and port_text.isdigit()) or int(port_text) > 65535:
+        raise MemtraceError(
+            f"--listen {brief(address)}: give HOST:PORT with a port from 0 to 65535, such as 127.0.0.1:4318"
+        )
+    if not expose and not is_loopback(host):
+        raise MemtraceError(
+            f"--listen {brief(address)}: {brief(host)} is not a loopback address, so anyone who can reach"
+            f" it could write runs into {workspace} (the receiver has no authentication); add --expose to"
+            " listen there anyway, or use 127.0.0.1"
+        )
+    return host, int(port_text)
+
+
+def listen(
+    ws: Workspace, host: str, port: int, *, cases: Path | None, console: Console, expose: bool = False
+) -> None:
+    """Serve as an OTLP/HTTP receiver until interrupted, importing each trace as it arrives.
+
+    With `expose` and an address other than loopback, says first what that exposes.
+    """
+    from ..interop.otlp.cases import read_cases_file
+    from ..interop.otlp.receiver import OtlpReceiver, is_loopback
+
     specs = read_cases_file(cases) if cases is not None else []
     receiver = OtlpReceiver(
         ws.store,
-        host or "127.0.0.1",
-        int(port_text),
+        host,
+        port,
         cases=specs,
+        expose=expose,
         on_import=lambda runs: console.print(
             "imported " + ", ".join(f"{r.id} ({r.name})" for r in runs), highlight=False
         ),
     )
+    if not is_loopback(host):
+        reach = "any of this machine's network addresses" if host in ("0.0.0.0", "::") else host
+        console.print(
+            f"exposed: {receiver.endpoint} accepts OTLP traces from anyone who can reach {reach},"
+            f" with no authentication; whatever they send is imported into {ws.path}",
+            highlight=False,
+        )
     console.print(f"receiving OTLP/HTTP traces at {receiver.endpoint} (Ctrl-C stops)", highlight=False)
     try:
         receiver.serve_forever()
     except KeyboardInterrupt:
-        console.print(f"stopped after {receiver.requests} request(s)")
+        repeated = f", {receiver.repeated} repeated span(s) skipped" if receiver.repeated else ""
+        console.print(f"stopped after {receiver.requests} request(s){repeated}", highlight=False)
     finally:
         receiver.close()

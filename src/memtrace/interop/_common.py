@@ -10,6 +10,7 @@ import ast
 import gzip
 import hashlib
 import json
+import reprlib
 import sqlite3
 import zlib
 from collections.abc import Iterator
@@ -119,6 +120,24 @@ def answer_list(value: Any) -> list[str]:
             if isinstance(parsed, (list, tuple)):
                 return answer_list(parsed)
     return [unquote(value)]
+
+
+#: The most characters of a value an error message quotes: a bad field can be megabytes long.
+QUOTE_LIMIT = 200
+_SHORT_REPR = reprlib.Repr(maxlevel=3, maxstring=60, maxother=60, maxlist=4, maxdict=4)
+
+
+def brief(value: Any, limit: int = 80) -> str:
+    """A value as an error message quotes it: its repr, cut after `limit` characters (at most
+    QUOTE_LIMIT), with a long string's length said, so one bad field never floods a terminal."""
+    limit = min(limit, QUOTE_LIMIT - 40)
+    is_text = isinstance(value, str)
+    text = repr(value[: limit + 1]) if is_text else _SHORT_REPR.repr(value)
+    if len(text) > limit:
+        text = f"{text[:limit]}..."
+    if is_text and len(value) > limit:
+        text += f" ({len(value):,} characters)"
+    return text
 
 
 def compact(mapping: dict[str, Any]) -> dict[str, Any]:

@@ -20,13 +20,18 @@ def ordered(spans: list[WireSpan]) -> list[WireSpan]:
     parents = {s.span_id: s.parent_id for s in spans}
 
     def depth_of(span_id: str) -> int:
-        if span_id not in depth:
-            seen, node, level = set(), parents.get(span_id), 0
-            while node in ids and node not in seen:
-                seen.add(node)
-                level += 1
-                node = parents.get(node)
-            depth[span_id] = level
+        # walk up to a span whose depth is known (or the top), then fill in the path: each span once
+        path: list[str] = []
+        seen: set[str] = set()
+        node: str | None = span_id
+        while node in ids and node not in depth and node not in seen:
+            seen.add(node)
+            path.append(node)
+            node = parents.get(node)
+        level = depth.get(node or "", -1)  # the top, or a cycle: counted from where it closes
+        for span in reversed(path):
+            level += 1
+            depth[span] = level
         return depth[span_id]
 
     return sorted(spans, key=lambda s: (s.start, depth_of(s.span_id)))

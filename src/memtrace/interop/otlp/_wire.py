@@ -1,42 +1,22 @@
 """Reading OTLP trace data (protobuf or OTLP/JSON) into plain span records for the importer.
 
-Both encodings go through opentelemetry-proto's `ExportTraceServiceRequest`, so a file, an HTTP
-body and a gRPC message decode the same way. OTLP/JSON spells trace and span ids in hex where
-protobuf's JSON mapping expects base64: they are converted before parsing.
+Protobuf goes through opentelemetry-proto's `ExportTraceServiceRequest` (an HTTP body, a gRPC message
+or a .pb file decode the same way); OTLP/JSON is read field by field in _json.py, which names a
+bad field by its path. Either way a span is a `WireSpan`.
 """
 
 from __future__ import annotations
 
-import base64
 import binascii
 import json
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ...errors import FormatError, MemtraceError
-
-
-@dataclass(slots=True)
-class WireSpan:
-    """One received span: ids in hex, times in seconds, attributes decoded to Python values."""
-
-    trace_id: str
-    span_id: str
-    parent_id: str | None
-    name: str
-    start: float
-    end: float
-    attributes: dict[str, Any]
-    resource: dict[str, Any]
-    events: list[tuple[str, float, dict[str, Any]]] = field(default_factory=list)
-    links: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
-    error: str | None = None
-    kind: str = "unspecified"  # internal, server, client, producer or consumer: any is accepted
-
-
-#: OTLP's SpanKind enum values, by number.
-SPAN_KINDS = ("unspecified", "internal", "server", "client", "producer", "consumer")
+from .._common import NESTED_TOO_DEEPLY, QUOTE_LIMIT, brief
+from ._json import FieldError, decode_json
+from ._wirespan import SPAN_KINDS, WireSpan
 
 
 def _request_class() -> Any:
@@ -50,7 +30,11 @@ def _request_class() -> Any:
 
 
 def read_otlp_file(path: str | Path) -> list[WireSpan]:
-    """Every span of an OTLP file: protobuf, one OTLP/JSON document, or JSON lines of them."""
+    """Every span of an OTLP file: protobuf, one OTLP/JSON document, or JSON lines of them.
+
+    JSON documents are read one at a time and dropped once their spans are out, so a large file
+    costs its text and its spans, not a tree of JSON objects for every span besides.
+    """
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -58,43 +42,55 @@ def read_otlp_file(path: str | Path) -> list[WireSpan]:
         raise FormatError(path, "no such file") from None
     except IsADirectoryError:
         raise FormatError(path, "is a directory, not an OTLP file") from None
-    stripped = data.lstrip()
-    if stripped[:1] in (b"{", b"["):
+    if data.lstrip()[:1] not in (b"{", b"["):
         try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise FormatError(path, f"not UTF-8 text ({exc.reason})") from None
-        documents = _json_documents(path, text)
-        spans: list[WireSpan] = []
-        for number, document in enumerate(documents, start=1):
-            try:
-                spans.extend(decode_json(document))
-            except ValueError as exc:
-                raise FormatError(path, f"document {number}: not OTLP/JSON trace data ({exc})") from None
-        return spans
+            return decode_protobuf(data)
+        except ValueError as exc:
+            raise FormatError(path, f"not OTLP protobuf trace data ({str(exc)[:QUOTE_LIMIT]})") from None
     try:
-        return decode_protobuf(data)
-    except ValueError as exc:
-        raise FormatError(path, f"not OTLP protobuf trace data ({exc})") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    del data
+    documents = _json_documents(path, text)
+    del text  # the documents hold it while they need it
+    spans: list[WireSpan] = []
+    for number, document in enumerate(documents, start=1):
+        try:
+            spans.extend(decode_json(document))
+        except FieldError as exc:
+            raise FormatError(path, f"document {number}: not OTLP/JSON trace data ({exc})") from None
+    return spans
 
 
-def _json_documents(path: Path, text: str) -> list[Any]:
+def _json_documents(path: Path, text: str) -> Iterator[Any]:
+    """The documents of a JSON file: the whole text as one (a list: its items), else one per line."""
     try:
         whole = json.loads(text)
     except json.JSONDecodeError:
         whole = None
     except RecursionError:
-        raise FormatError(path, "nested too deeply to read") from None
+        raise FormatError(path, NESTED_TOO_DEEPLY) from None
     if whole is not None:
-        return whole if isinstance(whole, list) else [whole]
-    documents = []
-    for number, line in enumerate(text.splitlines(), start=1):
+        del text
+        items = whole if isinstance(whole, list) else [whole]
+        del whole
+        items.reverse()
+        while items:  # handed out and forgotten one by one
+            yield items.pop()
+        return
+    start, number = 0, 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line, start, number = text[start:end], end + 1, number + 1
         if line.strip():
             try:
-                documents.append(json.loads(line))
+                yield json.loads(line)
             except json.JSONDecodeError as exc:
                 raise FormatError(path, f"line {number}: not valid JSON ({exc.msg})") from None
-    return documents
+            except RecursionError:
+                raise FormatError(path, f"line {number}: {NESTED_TOO_DEEPLY}") from None
 
 
 def decode_protobuf(data: bytes) -> list[WireSpan]:
@@ -109,37 +105,6 @@ def decode_protobuf(data: bytes) -> list[WireSpan]:
     return _spans_of(request)
 
 
-def decode_json(document: Any) -> list[WireSpan]:
-    """Spans of one OTLP/JSON ExportTraceServiceRequest document."""
-    from google.protobuf.json_format import ParseDict, ParseError
-
-    if not isinstance(document, dict) or "resourceSpans" not in document:
-        raise ValueError("no 'resourceSpans'")
-    document = json.loads(json.dumps(document))  # a copy to rewrite ids in
-    for resource in document.get("resourceSpans") or []:
-        for scope in resource.get("scopeSpans") or []:
-            for span in scope.get("spans") or []:
-                _hex_ids_to_base64(span)
-                for link in span.get("links") or []:
-                    _hex_ids_to_base64(link)
-    request = _request_class()()
-    try:
-        ParseDict(document, request, ignore_unknown_fields=True)
-    except ParseError as exc:
-        raise ValueError(str(exc)) from None
-    return _spans_of(request)
-
-
-def _hex_ids_to_base64(record: dict[str, Any]) -> None:
-    for key in ("traceId", "spanId", "parentSpanId"):
-        value = record.get(key)
-        if isinstance(value, str) and value:
-            try:
-                record[key] = base64.b64encode(bytes.fromhex(value)).decode()
-            except ValueError:
-                raise ValueError(f"{key} {value!r} is not hex") from None
-
-
 def _spans_of(request: Any) -> list[WireSpan]:
     spans = []
     for resource_spans in request.resource_spans:
@@ -147,7 +112,7 @@ def _spans_of(request: Any) -> list[WireSpan]:
         for scope_spans in resource_spans.scope_spans:
             for span in scope_spans.spans:
                 if len(span.trace_id) != 16 or len(span.span_id) != 8:
-                    raise ValueError(f"span {span.name!r} has no valid trace or span id")
+                    raise ValueError(f"span {brief(span.name)} has no valid trace or span id")
                 error = None
                 if span.status.code == 2:  # STATUS_CODE_ERROR
                     error = span.status.message or "error"

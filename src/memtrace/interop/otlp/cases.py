@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...errors import FormatError
 from ...vocabulary import CaseVerdict
-from .._common import answer_list
+from .._common import NESTED_TOO_DEEPLY, answer_list, brief
 
 
 @dataclass(slots=True)
@@ -31,6 +31,8 @@ def read_cases_file(path: str | Path) -> list[CaseSpec]:
         raise FormatError(path, "no such file") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise FormatError(path, f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise FormatError(path, NESTED_TOO_DEEPLY) from None
     if not isinstance(document, list):
         raise FormatError(path, "a cases file is a JSON list of {question, gold} objects")
     specs = []
@@ -39,7 +41,8 @@ def read_cases_file(path: str | Path) -> list[CaseSpec]:
             raise FormatError(path, f"case {number}: needs a 'question' string")
         verdict = item.get("verdict")
         if verdict is not None and verdict not in tuple(CaseVerdict):
-            raise FormatError(path, f"case {number}: verdict must be 'correct' or 'wrong', not {verdict!r}")
+            wanted = "verdict must be 'correct' or 'wrong'"
+            raise FormatError(path, f"case {number}: {wanted}, not {brief(verdict)}")
         verdict = None if verdict is None else CaseVerdict(verdict)
         specs.append(
             CaseSpec(

@@ -17,8 +17,9 @@ graph still shows the lifecycle of every record.
 from __future__ import annotations
 
 import sqlite3
+from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,16 +68,20 @@ def import_spans(
     name: str | None = None,
     cases: Sequence[CaseSpec] = (),
 ) -> list[Run]:
-    """Write the traces of these spans as runs (a re-import of a trace replaces its run)."""
-    traces: dict[str, list[WireSpan]] = defaultdict(list)
+    """Write the traces of these spans as runs (a re-import of a trace replaces its run).
+
+    A span id met again in its trace (a file of repeated exports, a retried batch) is one span:
+    its last copy is kept, so repeats never multiply operations or cases.
+    """
+    traces: dict[str, dict[str, WireSpan]] = defaultdict(dict)
     for span in spans:
-        traces[span.trace_id].append(span)
+        traces[span.trace_id][span.span_id] = span
     if not traces:
         raise FormatError(source, "no spans")
     runs = []
     for trace_id, trace_spans in traces.items():
         label = name if name is None or len(traces) == 1 else f"{name}/{trace_id[:8]}"
-        builder = _TraceBuilder(trace_id, trace_spans, source, label)
+        builder = _TraceBuilder(trace_id, list(trace_spans.values()), source, label)
         builder.build(cases)
         builder.write(store)
         runs.append(builder.run)
@@ -113,6 +118,7 @@ class _TraceBuilder:
         self.pending_model_outputs: dict[str | None, list[str]] = defaultdict(list)
         self.pending_retrieved: dict[str | None, list[str]] = defaultdict(list)
         self.query_of_span: dict[str, str] = {}
+        self.category_of_span: dict[str, str] = {}
         self.messages: dict[str, str] = {}
 
     # -- rows ---------------------------------------------------------------------------------
@@ -160,6 +166,7 @@ class _TraceBuilder:
         seq = self._next()
         op_id = f"{op_name}#{seq}"
         self.op_of_span[span.span_id] = op_id
+        self.category_of_span[span.span_id] = category
         parent = self.op_of_span.get(span.parent_id or "")
         metadata = {k: v for k, v in attrs.items() if not k.startswith("memtrace.")}
         metadata["span_id"] = span.span_id
@@ -257,38 +264,53 @@ class _TraceBuilder:
                 self.pending_model_outputs[span.parent_id].append(out)
 
     def _asks(self, span: WireSpan, questions: set[str]) -> bool:
-        operation = read.text_or_none(span.attributes.get(keys.OPERATION_NAME))
-        if not questions or operation not in (keys.CHAT, None):
+        if not questions:
             return False
-        text = " ".join(t for _, t in read.messages(span.attributes.get(keys.INPUT_MESSAGES)))
+        text = self._asked_text(span)
         return any(q and q in text for q in questions)
+
+    @staticmethod
+    def _asked_text(span: WireSpan) -> str:
+        """The input messages of a span that may answer a question (a chat, or a span naming no operation)."""
+        operation = read.text_or_none(span.attributes.get(keys.OPERATION_NAME))
+        if operation not in (keys.CHAT, None):
+            return ""
+        return " ".join(t for _, t in read.messages(span.attributes.get(keys.INPUT_MESSAGES)))
 
     # -- cases --------------------------------------------------------------------------------
 
     def _cases(self, specs: Sequence[CaseSpec], evaluated: set[str]) -> None:
-        answers = [s for s in self.spans if self.ops_category(s) == "response"]
+        # a case's question and query come from its siblings before it: indexed once, not scanned per case
+        self.query_texts = _Earlier(
+            (s, s.attributes[keys.QUERY_TEXT])
+            for s in self.spans
+            if isinstance(s.attributes.get(keys.QUERY_TEXT), str)
+        )
+        self.query_vars = _Earlier(
+            (s, self.query_of_span[s.span_id]) for s in self.spans if s.span_id in self.query_of_span
+        )
+        answers = [s for s in self.spans if self.category_of_span[s.span_id] == "response"]
+        asked = {s.span_id: self._asked_text(s) for s in answers} if specs else {}
         used: set[str] = set()
         for number, spec in enumerate(specs, start=1):
+            question = spec.question
             span = next(
-                (s for s in answers if s.span_id not in used and self._asks(s, {spec.question})), None
+                (s for s in answers if s.span_id not in used and question and question in asked[s.span_id]),
+                None,
             )
             if span is None:
                 continue
             used.add(span.span_id)
-            self._case(span, spec.id or f"q{number}", spec.question, spec.gold, spec.evidence, spec.verdict)
+            self._case(span, spec.id or f"q{number}", question, spec.gold, spec.evidence, spec.verdict)
         for span in (s for s in self.spans if s.span_id in evaluated and s.span_id not in used):
             named = [e[2].get(keys.CASE_ID) for e in span.events if e[0] == keys.EVALUATION_EVENT]
             case_id = next((c for c in named if isinstance(c, str)), None) or f"q{len(self.cases) + 1}"
             self._case(span, case_id, self._question_of(span), [], None, None)
 
-    def ops_category(self, span: WireSpan) -> str:
-        op_id = self.op_of_span[span.span_id]
-        return next(row[5] for row in self.ops if row[1] == op_id)
-
     def _question_of(self, span: WireSpan) -> str:
-        for sibling in reversed([s for s in self.spans if s.parent_id == span.parent_id]):
-            if sibling.start <= span.start and isinstance(sibling.attributes.get(keys.QUERY_TEXT), str):
-                return sibling.attributes[keys.QUERY_TEXT]
+        query = self.query_texts.last(span)
+        if query is not None:
+            return query
         users = [t for role, t in read.messages(span.attributes.get(keys.INPUT_MESSAGES)) if role == "user"]
         return users[-1] if users else span.name
 
@@ -318,14 +340,7 @@ class _TraceBuilder:
         metadata: dict[str, Any] = {"span_id": span.span_id}
         if method:
             metadata["method"] = method
-        query = next(
-            (
-                self.query_of_span[s.span_id]
-                for s in reversed(self.spans)
-                if s.parent_id == span.parent_id and s.start <= span.start and s.span_id in self.query_of_span
-            ),
-            None,
-        )
+        query = self.query_vars.last(span)
         if query is not None:
             metadata[QUERY_VAR] = query
         self.cases.append(
@@ -356,3 +371,22 @@ class _TraceBuilder:
             store.replace_run(self.run, rows)
         except sqlite3.IntegrityError as exc:
             raise FormatError(self.run.metadata["source"]["file"], f"inconsistent spans ({exc})") from None
+
+
+class _Earlier:
+    """Per parent span, values of child spans in start order: the last one started by a given time."""
+
+    def __init__(self, items: Iterable[tuple[WireSpan, str]]) -> None:
+        self.starts: dict[str | None, list[float]] = defaultdict(list)
+        self.values: dict[str | None, list[str]] = defaultdict(list)
+        for span, value in items:  # spans come in start order: each list stays sorted
+            self.starts[span.parent_id].append(span.start)
+            self.values[span.parent_id].append(value)
+
+    def last(self, span: WireSpan) -> str | None:
+        """The value of the last sibling (in span order) that started no later than `span`."""
+        starts = self.starts.get(span.parent_id)
+        if not starts:
+            return None
+        index = bisect_right(starts, span.start)
+        return self.values[span.parent_id][index - 1] if index else None
