@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ...eval.strict import strip_dates
 from ...graph import Case, GraphQueries, VariableVersion
 from .locate import message_text, message_versions
-from .support import STAMP, answer_item_texts, content_stems, plan_aware_stems, unplanned
+from .words import STAMP, answer_item_texts, content_stems, plan_aware_stems, unplanned
 
 _DIALOGUE_ID = re.compile(r"^(?P<session>D\d+):\d+$")
 _NUMBER_WORDS = frozenset(
