@@ -19,7 +19,7 @@ from typing import Any
 from ..attribution.engine import attribute
 from ..attribution.model import Attribution, save_attribution
 from ..errors import FormatError, NotFoundError
-from ..graph import Workspace
+from ..graph import Annotation, Workspace
 from ..progress import Progress, no_progress
 from ..vocabulary import ErrorType, Verdict
 
@@ -40,6 +40,7 @@ class Label:
     system: str
     split: str
     sure: bool
+    note: str | None = None
 
 
 def _quote(value: Any) -> str:
@@ -52,30 +53,34 @@ def read_labels(path: Path) -> list[Label]:
     try:
         payload = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise FormatError(f"{path}: no such labels file") from None
+        raise FormatError(path, "no such labels file") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise FormatError(f"{path}: not a JSON labels file ({exc})") from None
+        raise FormatError(path, f"not a JSON labels file ({exc})") from None
     if not isinstance(payload, dict) or payload.get("format") != LABELS_FORMAT:
-        raise FormatError(f"{path}: not a {LABELS_FORMAT} file (field 'format')")
+        raise FormatError(path, f"not a {LABELS_FORMAT} file (field 'format')")
     records = payload.get("labels")
     if not isinstance(records, list):
-        raise FormatError(f"{path}: field 'labels' must be a list, got {_quote(records)}")
+        raise FormatError(path, f"field 'labels' must be a list, got {_quote(records)}")
     labels = []
     known = {str(kind) for kind in ErrorType}
     for n, record in enumerate(records):
-        where = f"{path}: labels[{n}]"
+        where = f"labels[{n}]"
         meta = record.get("memtrace") if isinstance(record, dict) else None
         if not isinstance(meta, dict):
-            raise FormatError(f"{where}: field 'memtrace' must be an object")
+            raise FormatError(path, f"{where}: field 'memtrace' must be an object")
         kind = record.get("final_error_type")
         if kind not in known:
-            raise FormatError(f"{where}: unknown final_error_type {_quote(kind)}")
+            raise FormatError(path, f"{where}: unknown final_error_type {_quote(kind)}")
         op_id = record.get("final_op_id")
         for field, value in (("run", record.get("run")), ("memtrace.case_id", meta.get("case_id"))):
             if not isinstance(value, str) or not value:
-                raise FormatError(f"{where}: field {field!r} must be a non-empty string, got {_quote(value)}")
+                raise FormatError(
+                    path, f"{where}: field {field!r} must be a non-empty string, got {_quote(value)}"
+                )
         if op_id is not None and not isinstance(op_id, str):
-            raise FormatError(f"{where}: field 'final_op_id' must be a string or null, got {_quote(op_id)}")
+            raise FormatError(
+                path, f"{where}: field 'final_op_id' must be a string or null, got {_quote(op_id)}"
+            )
         labels.append(
             Label(
                 str(meta.get("label_id") or f"#{n}"),
@@ -86,6 +91,7 @@ def read_labels(path: Path) -> list[Label]:
                 str(meta.get("system") or record["run"].split("/")[0]),
                 str(meta.get("split") or "all"),
                 bool(meta.get("sure", True)),
+                meta.get("note") if isinstance(meta.get("note"), str) else None,
             )
         )
     return labels
@@ -196,6 +202,22 @@ def score_labels(
         },
         "cases": rows,
     }
+
+
+def save_labels(ws: Workspace, labels: Sequence[Label]) -> int:
+    """Store the labels as annotations of their cases (the web UI shows them beside the attribution);
+    a label already stored for a case by the same author is not stored twice. Returns how many were added."""
+    added = 0
+    for label in labels:
+        run_id = ws.run(label.run).id
+        have = {(a.error_type, a.op_id, a.author) for a in ws.store.annotations(run_id, label.case_id)}
+        author = f"labels:{label.label_id}"
+        if any(kind == label.error_type and op == label.op_id and who == author for kind, op, who in have):
+            continue
+        kind = ErrorType(label.error_type)
+        ws.store.add_annotation(Annotation(run_id, label.case_id, kind, label.op_id, label.note, author))
+        added += 1
+    return added
 
 
 def verified(ws: Workspace, claim: Attribution, llm: Any = None) -> Attribution:

@@ -27,6 +27,9 @@ def bench_labels(
     verify: Annotated[
         bool, typer.Option("--verify", help="Verify each labelled claim not verified yet (replays; stored).")
     ] = False,
+    save: Annotated[
+        bool, typer.Option("--save", help="Store the labels as annotations of their cases (shown in the UI).")
+    ] = False,
     second: Annotated[
         Path | None, typer.Option(help="A second reader's labels of some of the cases: their agreement.")
     ] = None,
@@ -34,16 +37,20 @@ def bench_labels(
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
     """Agreement with hand labels (type, type+operation) per system and type, and verify's verdicts."""
-    from ..bench.labels import read_labels, reader_agreement, score_labels
+    from ..bench.labels import read_labels, reader_agreement, save_labels, score_labels
     from ..graph import Workspace
 
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     primary = read_labels(labels)
     with Workspace(workspace) as ws, rich_progress(console) as progress:
         result = score_labels(ws, primary, method, split=split, progress=progress, verify=verify)
+        if save:
+            result["annotations_added"] = save_labels(ws, primary)
     if second is not None:
         result["readers"] = reader_agreement(primary, read_labels(second))
     console.print(agreement_table(result))
+    if save:
+        console.print(f"stored {result['annotations_added']} label(s) as annotations", markup=False)
     console.print(verdict_table(result))
     if "readers" in result:
         readers = result["readers"]
