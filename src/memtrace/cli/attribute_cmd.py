@@ -79,11 +79,15 @@ def attribute(
 
 
 def attribution_table(ws: Workspace, attributions: list[Attribution], title: str) -> Table:
-    """Case, question, error type, operation (name and seq), confidence."""
+    """Case, question, error type, operation (name and seq), confidence; and why, for an Undetermined
+    row, since a bare "Undetermined 0.00" tells the user nothing about what to fix."""
     cases = {(c.run_id, c.id): c for c in ws.cases()}
+    reasons = any(not item.determined for item in attributions)
     table = Table(title=title, title_justify="left")
     for column in ("run", "case", "question", "error type", "operation", "seq", "conf."):
         table.add_column(column, justify="right" if column in ("seq", "conf.") else "left")
+    if reasons:
+        table.add_column("why undetermined", overflow="fold")
     graphs: dict[str, Any] = {}
     for item in attributions:
         case = cases.get((item.run_id, item.case_id))
@@ -98,6 +102,7 @@ def attribution_table(ws: Workspace, attributions: list[Attribution], title: str
             op.name if op else "-",
             str(op.seq) if op else "-",
             f"{item.confidence:.2f}",
+            *([" ".join(item.explanation.split()) if not item.determined else ""] if reasons else []),
         )
     return table
 
