@@ -9,9 +9,12 @@ import types
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+import memtrace as mt
 from memtrace import Workspace
 from memtrace.attribution.registry import method_names, unregister_attributor
+from memtrace.cli.attribute_cmd import grouped_table
 from memtrace.systems.registry import system_names, unregister_system
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,3 +103,8 @@ def test_an_undetermined_row_prints_its_reason_in_the_table(
     assert row["error_type"] == "Undetermined" and "no prediction variable" in row["explanation"]
     assert "why undetermined" in output
     assert row["explanation"] in " ".join(output.split())
+    with mt.open(tmp_path / "ws") as ws:  # past 40 rows the table groups cases: it gives an example
+        grouped = grouped_table(ws, mt.attribute(ws), "grouped")
+    console = Console(width=200, record=True)
+    console.print(grouped)
+    assert f"e.g. {row['explanation']}" in " ".join(console.export_text().split())
