@@ -196,10 +196,11 @@ def row(result: dict[str, Any]) -> dict[str, Any]:
     first, runs = result["first"], result["first_runs"]
     second, second_runs = result.get("second"), result.get("second_runs") or []
     calls = total(runs, "calls")
-    accuracy = None
+    accuracy, judge = None, None
     report = Path(result["command"].split("--workspace ")[1].split(" ")[0]) / "first.json"
-    if report.exists():
-        accuracy = json.loads(report.read_text()).get(result["system"], {}).get("accuracy", {}).get("all")
+    if report.exists():  # the headline and its judge (strict when the LLM judge failed its probe)
+        written = json.loads(report.read_text()).get(result["system"], {})
+        accuracy, judge = written.get("accuracy", {}).get("all"), written.get("accuracy_judge")
     return {
         "system": result["system"],
         "completed": first["error"] is None,
@@ -213,6 +214,7 @@ def row(result: dict[str, Any]) -> dict[str, Any]:
         "failed_ops": sum(r["failed_ops"] for r in runs),
         "failed_llm_ops": sum(r["failed_llm_ops"] for r in runs),
         "accuracy": accuracy,
+        "accuracy_judge": judge,
         "second_completed": None if second is None else second["error"] is None,
         "second_error": None if second is None else second["error"],
         "second_calls": total(second_runs, "calls"),
@@ -230,6 +232,8 @@ def markdown(rows: list[dict[str, Any]], title: str) -> str:
     lines = [f"### {title}\n", head.rstrip("\n")]
     for r in rows:
         acc = "-" if r["accuracy"] is None else f"{r['accuracy']:.2f}"
+        if r["accuracy"] is not None and r.get("accuracy_judge"):
+            acc += f" ({r['accuracy_judge']})"
         second = "-" if r["second_completed"] is None else f"{r['second_cache_hits']} / {r['second_calls']}"
         if r["second_completed"] is False:
             second += " (failed)"

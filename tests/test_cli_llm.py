@@ -74,8 +74,10 @@ def test_a_separate_judge_endpoint_is_probed_and_an_agreeable_one_reported(
     assert judged and all(r.body["model"] == "judge-m" for r in judged)
     assert not any("You grade answers" in r.messages[0]["content"] for r in server.chat_requests)
     assert "judge is unreliable: it accepted a nonsense answer" in " ".join(out.split())
-    check = json.loads((tmp_path / "acc.json").read_text())["rag"]["judge_check"]
+    row = json.loads((tmp_path / "acc.json").read_text())["rag"]
+    check = row["judge_check"]
     assert check["reliable"] is False and check["probes"] > 0
+    assert row["accuracy_judge"] == "strict" and row["judges"]["llm"]["headline"] is False  # not its figure
     with mt.open(tmp_path / "ws") as ws:
         [run] = ws.runs()
         calls = ws.graph(run.id).ops_by_category("llm")

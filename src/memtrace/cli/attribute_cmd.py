@@ -79,11 +79,15 @@ def attribute(
 
 
 def attribution_table(ws: Workspace, attributions: list[Attribution], title: str) -> Table:
-    """Case, question, error type, operation (name and seq), confidence."""
+    """Case, question, error type, operation (name and seq), confidence; and why, for an Undetermined
+    row, since a bare "Undetermined 0.00" tells the user nothing about what to fix."""
     cases = {(c.run_id, c.id): c for c in ws.cases()}
+    reasons = any(not item.determined for item in attributions)
     table = Table(title=title, title_justify="left")
     for column in ("run", "case", "question", "error type", "operation", "seq", "conf."):
         table.add_column(column, justify="right" if column in ("seq", "conf.") else "left")
+    if reasons:
+        table.add_column("why undetermined", overflow="fold")
     graphs: dict[str, Any] = {}
     for item in attributions:
         case = cases.get((item.run_id, item.case_id))
@@ -98,27 +102,42 @@ def attribution_table(ws: Workspace, attributions: list[Attribution], title: str
             op.name if op else "-",
             str(op.seq) if op else "-",
             f"{item.confidence:.2f}",
+            *([" ".join(item.explanation.split()) if not item.determined else ""] if reasons else []),
         )
     return table
 
 
 def grouped_table(ws: Workspace, attributions: list[Attribution], title: str) -> Table:
-    """Counts by system, error type and operation name: what a long list of cases comes down to."""
+    """Counts by system, error type and operation name: what a long list of cases comes down to; an
+    Undetermined group shows its commonest reason as an example (--case or --json has each)."""
     runs = {r.id: r for r in ws.runs()}
     graphs: dict[str, Any] = {}
     groups: Counter[tuple[str, str, str]] = Counter()
+    reasons: dict[tuple[str, str, str], Counter[str]] = {}
     for item in attributions:
         graph = graphs.setdefault(item.run_id, ws.graph(item.run_id))
         op = graph.op(item.op_id) if item.op_id and graph.has_op(item.op_id) else None
         run = runs.get(item.run_id)
         system = (run.system or run.name) if run else item.run_id
-        groups[(system, item.error_type, op.name if op else "-")] += 1
+        key = (system, item.error_type, op.name if op else "-")
+        groups[key] += 1
+        if not item.determined:
+            reasons.setdefault(key, Counter())[" ".join(item.explanation.split())] += 1
     table = Table(title=title, title_justify="left")
     for column in ("system", "error type", "operation", "cases"):
         table.add_column(column, justify="right" if column == "cases" else "left")
-    for (system, kind, op_name), count in sorted(groups.items(), key=lambda kv: (kv[0][0], -kv[1])):
+    if reasons:
+        table.add_column("why undetermined", overflow="fold")
+    for key, count in sorted(groups.items(), key=lambda kv: (kv[0][0], -kv[1])):
+        system, kind, op_name = key
+        undetermined = kind == ErrorType.UNDETERMINED
+        why = f"e.g. {reasons[key].most_common(1)[0][0]}" if key in reasons else ""
         table.add_row(
-            system, kind if kind != ErrorType.UNDETERMINED else styled(kind, "yellow"), op_name, str(count)
+            system,
+            styled(kind, "yellow") if undetermined else kind,
+            op_name,
+            str(count),
+            *([why] if reasons else []),
         )
     return table
 

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.table import Table
 
 from ..errors import MemtraceError
 from .consoles import styled
 from .llm_options import LLMLimits, choose_judge, probe_judge
 from .progress import progress_bar
+from .run_figures import accuracy_table, headline_note
 
 if TYPE_CHECKING:
     from ..systems import RunResult
@@ -39,7 +38,8 @@ def run_command(
     console: Console,
 ) -> dict[str, Any]:
     """`memtrace run`: run, print accuracy, the model calls given up on and whether an LLM judge is
-    reliable (probed after the runs, so a dead endpoint still leaves its run recorded as incomplete)."""
+    reliable (probed after the runs, so a dead endpoint still leaves its run recorded as incomplete;
+    the table waits for the probe, since an unreliable judge's figure is not the headline)."""
     from ..datasets import load_dataset
 
     names = system_names(system, offline=client is None)
@@ -66,10 +66,13 @@ def run_command(
             overrides=settings,
             judge=choice.judge,
         )
-        table, payload = accuracy_table(results)
-        console.print(table)
         data = load_dataset(dataset, conversations=conversations, questions=questions)
         check = probe_judge(choice, data, console)
+    kind = choice.kind or "strict"  # with no judge chosen the runner judges strictly (offline)
+    table, payload = accuracy_table(results, kind, check)
+    console.print(table)
+    if note := headline_note(payload, kind):
+        console.print(styled(note, "bold red"), highlight=False)
     console.print(f"{len(results)} run(s) recorded into {workspace}")
     failures = [line for result in results for line in result.failures]
     if failures:
@@ -174,64 +177,6 @@ def run_systems(
                 progress.remove_task(task)
                 progress.advance(overall)
     return results
-
-
-def token_f1(case: Any) -> float | None:
-    """LoCoMo's token F1 of a case's answer, whatever judge gave the verdict (an LLM judge's score is
-    1 or 0); None when an answerable question has no gold answer to score against."""
-    from ..eval import score_answer
-
-    try:
-        return score_answer(case.prediction, case.gold, case.category)[0]
-    except ValueError:
-        return None
-
-
-def accuracy_table(results: list[RunResult]) -> tuple[Table, dict[str, Any]]:
-    """Accuracy (the judge's verdicts) per system and question category, the mean token F1 beside it as a
-    score, and wall time."""
-    by_system: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
-    f1: dict[str, list[float]] = defaultdict(list)
-    seconds: dict[str, float] = defaultdict(float)
-    failures: dict[str, list[str]] = defaultdict(list)
-    for result in results:
-        seconds[result.system] += result.seconds
-        failures[result.system].extend(result.failures)
-        for case in result.cases:
-            by_system[result.system][case.category].append(case.correct)
-            by_system[result.system]["all"].append(case.correct)
-            if (score := token_f1(case)) is not None:
-                f1[result.system].append(score)
-    categories = sorted({c for cats in by_system.values() for c in cats if c != "all"})
-    table = Table(title="Accuracy by system and question category", title_justify="left")
-    table.add_column("system")
-    for category in [*categories, "all"]:
-        table.add_column(category, justify="right")
-    table.add_column("mean F1", justify="right")
-    table.add_column("questions", justify="right")
-    table.add_column("seconds", justify="right")
-    payload: dict[str, Any] = {}
-    for system, cats in by_system.items():
-        row = {c: (sum(v) / len(v) if v else None) for c, v in cats.items()}
-        mean_f1 = sum(f1[system]) / len(f1[system]) if f1[system] else None
-        payload[system] = {
-            "accuracy": row,
-            "mean_f1": mean_f1,
-            "questions": len(cats["all"]),
-            "seconds": seconds[system],
-            "failed_operations": len(failures[system]),
-            "failures": failures[system],
-        }
-        cells = [f"{row[c]:.3f} ({len(cats[c])})" if c in row else "-" for c in categories]
-        table.add_row(
-            system,
-            *cells,
-            styled(f"{row['all']:.3f}", "bold"),
-            "-" if mean_f1 is None else f"{mean_f1:.3f}",
-            str(len(cats["all"])),
-            f"{seconds[system]:.1f}",
-        )
-    return table, payload
 
 
 def write_json(path: Path, payload: Any) -> None:

@@ -11,6 +11,7 @@ recording. See scoring.py for exactly which LoCoMo conventions are implemented a
 
 from ..errors import JudgeOutputError
 from .choose import make_judge
+from .headline import Judged, JudgeFigure, headline_judge, judge_figures, strict_correct
 from .judges import (
     JUDGE_PROMPT,
     JUDGE_SCHEMA,
@@ -51,7 +52,9 @@ __all__ = [
     "Gold",
     "Judge",
     "JudgeCheck",
+    "JudgeFigure",
     "JudgeOutputError",
+    "Judged",
     "KnownCase",
     "LLMJudge",
     "Verdict",
@@ -61,7 +64,9 @@ __all__ = [
     "best_f1",
     "check_judge",
     "exact_match",
+    "headline_judge",
     "is_unanswerable",
+    "judge_figures",
     "locomo_score",
     "make_judge",
     "multi_answer_f1",
@@ -71,5 +76,6 @@ __all__ = [
     "says_unanswerable",
     "score_answer",
     "scoring_rule",
+    "strict_correct",
     "token_f1",
 ]
