@@ -36,7 +36,11 @@ def case_anatomy(graph: GraphQueries, case: Case) -> CaseAnatomy:
         if found is not None:
             return found
     if not case.prediction_var:
-        return CaseAnatomy(None, problem=f"case {case.id} has no prediction variable")
+        return CaseAnatomy(
+            None,
+            problem=f"case {case.id} has no prediction variable (record the answer step and pass"
+            " case.predict(..., var=...))",
+        )
     try:
         producers = graph.producers(case.prediction_var)
     except NotFoundError:
