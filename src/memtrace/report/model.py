@@ -173,6 +173,9 @@ class ValueSnippet(BaseModel):
     truncated: bool = False
     #: lines of `text` (0-based) that mention the gold answer or an evidence message: what to look at.
     marked: list[int] = Field(default_factory=list)
+    #: lines of `text` that carry the evidence by the attribution's path (a step "in context" names the
+    #: part); a context's items are marked only so, never for mentioning the gold or an evidence id.
+    carrying: list[int] = Field(default_factory=list)
 
 
 class Example(BaseModel):

@@ -219,6 +219,8 @@ def _example(e: Example) -> list[str]:
         for v in values:
             fence = _fence(v.text)
             note = " · ▶ marks the evidence or the gold answer" if v.marked else ""
+            if v.carrying:
+                note += " · ★ carries the evidence (a step of the path names it)"
             heading = f"{title} {_code(v.id)} ({_text(v.category)}){note}:"
             lines += [heading, "", f"{fence}text", _marked(v), fence, ""]
         if more:
@@ -227,10 +229,12 @@ def _example(e: Example) -> list[str]:
 
 
 def _marked(v: ValueSnippet) -> str:
-    """The snippet's text with its marked lines flagged "▶ " (a code block cannot be highlighted)."""
-    if not v.marked:
+    """The snippet's text with its marked lines flagged "▶ " and its carrying ones "★ " (a code block
+    cannot be highlighted)."""
+    if not v.marked and not v.carrying:
         return v.text
-    return "\n".join(f"{'▶ ' if i in v.marked else '  '}{text}" for i, text in enumerate(v.text.splitlines()))
+    flags = {**{i: "▶ " for i in v.marked}, **{i: "★ " for i in v.carrying}}
+    return "\n".join(f"{flags.get(i, '  ')}{text}" for i, text in enumerate(v.text.splitlines()))
 
 
 def _fence(text: str) -> str:
