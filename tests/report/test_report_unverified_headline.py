@@ -8,7 +8,6 @@ from pathlib import Path
 
 from memtrace import Workspace
 from memtrace.attribution.model import load_attributions
-from memtrace.attribution.verify.verdicts import verification_summary
 from memtrace.cli.verify_cmd import headline
 from memtrace.report import build_report
 from memtrace.report.render_md import render_markdown
@@ -20,20 +19,20 @@ from reporthelpers import attributed_workspace, verified_workspace
 def test_an_unverified_workspace_says_how_many_claims_were_never_checked() -> None:
     with Workspace(attributed_workspace()) as ws:
         report = build_report(ws)
-        summary = verification_summary(load_attributions(ws.store, method="flow"))
+        stored = load_attributions(ws.store, method="flow")
     h = report.headline
     assert h.claims > 0 and h.claims_not_verified == h.claims and h.flow_confirmed == 0
     assert h.responses_not_verified == h.responses > 0
     assert f"| {h.claims} ({h.claims} not verified yet) | 0.0% (0) |" in render_markdown(report)
-    line = headline(summary)
-    assert f"Claims a repair can test: {h.claims} ({h.claims} not verified yet);" in line
-    assert f"(0.0%; {h.responses} not verified yet)" in line
+    line = headline(stored)
+    assert f"Claims a repair can test: {h.claims}, {h.claims} not verified yet;" in line
+    assert f"ResponseErrors (never replayed): {h.responses}, {h.responses} not verified yet;" in line
 
 
 def test_a_verified_workspace_has_nothing_pending_in_its_headline() -> None:
     with Workspace(verified_workspace()) as ws:
         report = build_report(ws)
-        summary = verification_summary(load_attributions(ws.store, method="flow"))
+        stored = load_attributions(ws.store, method="flow")
     assert report.headline.claims_not_verified == 0 and report.headline.responses_not_verified == 0
     assert "not verified yet" not in render_markdown(report).split("## Notes")[0]
-    assert "not verified yet" not in headline(summary)
+    assert "not verified yet" not in headline(stored)

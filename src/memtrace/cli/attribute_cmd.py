@@ -1,6 +1,7 @@
 """`memtrace attribute`: attribute every failed case and print what failed where.
 
-Registered in app.py as `app.command()(attribute)`.
+Registered in app.py as `app.command()(attribute)`. Suspected annotation errors (the conversation does
+not support the gold answer) are no memory fault: they get a table of their own, with the reason.
 """
 
 from __future__ import annotations
@@ -70,10 +71,15 @@ def attribute(
                 progress=lambda done, total: progress.update(task, completed=done, total=total),
             )
         title = f"Attributions ({method}) in {workspace}"
-        if len(results) <= 40 or case is not None:
-            console.print(attribution_table(ws, results, title))
-        else:  # thousands of rows say less than their counts; --json has every case
-            console.print(grouped_table(ws, results, f"{title}: {len(results)} cases, grouped"))
+        faults = [a for a in results if a.error_type != ErrorType.ANNOTATION]
+        suspects = [a for a in results if a.error_type == ErrorType.ANNOTATION]
+        if faults or not suspects:
+            if len(faults) <= 40 or case is not None:
+                console.print(attribution_table(ws, faults, title))
+            else:  # thousands of rows say less than their counts; --json has every case
+                console.print(grouped_table(ws, faults, f"{title}: {len(faults)} cases, grouped"))
+        if suspects:
+            console.print(suspected_table(ws, suspects))
     console.print(summary_line(results))
     write_json(json_out, [a.to_dict() for a in results])
 
@@ -142,6 +148,29 @@ def grouped_table(ws: Workspace, attributions: list[Attribution], title: str) ->
     return table
 
 
+def suspected_table(ws: Workspace, suspects: list[Attribution]) -> Table:
+    """The suspected annotation errors, each with its gold answer and the reason it is suspected."""
+    cases = {(c.run_id, c.id): c for c in ws.cases()}
+    runs = {r.id: r.name for r in ws.runs()}
+    table = Table(
+        title=f"Suspected annotation errors: {len(suspects)} (no memory fault; kept out of the error counts)",
+        title_justify="left",
+    )
+    for column in ("run", "case", "gold", "reason"):
+        table.add_column(column)
+    for item in suspects:
+        case = cases.get((item.run_id, item.case_id))
+        gold = " | ".join(case.gold) if case else "-"
+        table.add_row(runs.get(item.run_id, item.run_id), item.case_id, short(gold, 40), item.explanation)
+    return table
+
+
 def summary_line(attributions: list[Attribution]) -> str:
-    counts = Counter(a.error_type for a in attributions)
-    return ", ".join(f"{kind}: {n}" for kind, n in counts.most_common()) or "no failed cases"
+    """Counts per error type; suspected annotation errors said apart, outside those counts."""
+    counts = Counter(a.error_type for a in attributions if a.error_type != ErrorType.ANNOTATION)
+    suspects = len(attributions) - sum(counts.values())
+    line = ", ".join(f"{kind}: {n}" for kind, n in counts.most_common())
+    if suspects:
+        apart = f"suspected annotation errors: {suspects} (kept out of the error counts)"
+        line = f"{line}; {apart}" if line else apart
+    return line or "no failed cases"

@@ -47,6 +47,7 @@ def report(
     """Diagnostic report: headline numbers, charts, evidence funnel, failure patterns with examples."""
     from ..attribution.registry import check_method_name
     from ..report import build_report, write_report
+    from ..report.verification import summary_lines
     from .common import console, progress, write_json
 
     workspace = resolve_workspace(workspace_arg, workspace_alias)
@@ -65,6 +66,11 @@ def report(
         result = build_report(ws, runs=runs, method=method, progress=advance)
     paths = write_report(result, target)
     console.print(headline_table(result))
+    for line in summary_lines(result.headline):
+        console.print(line, highlight=False)
+    for table in (refuted_table(result), suspected_table(result)):
+        if table is not None:
+            console.print(table)
     console.print(patterns_table(result))
     for note in result.notes:
         console.print(styled("note:", "dim"), note, highlight=False)
@@ -107,18 +113,16 @@ def _add_narrative(
 
 
 def headline_table(result: Any) -> Table:
-    """Per system: questions, accuracy, failures by error type, verification."""
+    """Per system: questions, accuracy, failures by error type, suspected annotation errors apart."""
     h = result.headline
     kinds = result.error_types
     table = Table(
-        title=f"Report of {h.runs} run(s): {h.questions} questions, accuracy "
-        f"{_pct(h.accuracy)}, {h.failures} failures; of {h.claims} claims a repair can test"
-        f"{f' ({h.claims_not_verified} not verified yet)' if h.claims_not_verified else ''}, flow-confirmed "
-        f"{_pct(h.flow_confirmed_share)}, answer-confirmed {_pct(h.answer_confirmed_share)}; "
-        f"ResponseErrors by elimination {_pct(h.by_elimination_share)}",
+        title=f"Report of {h.runs} run(s): {h.questions} questions, accuracy {_pct(h.accuracy)}, "
+        f"{h.failures} failures",
         title_justify="left",
     )
-    for column in ("system", "questions", "accuracy", "failures", *kinds, "not verified"):
+    suspects = ["suspected annotation errors"] if h.suspected_annotation_errors else []
+    for column in ("system", "questions", "accuracy", "failures", *kinds, *suspects, "not verified"):
         table.add_column(column, justify="left" if column == "system" else "right")
     for s in result.systems:
         table.add_row(
@@ -127,8 +131,37 @@ def headline_table(result: Any) -> Table:
             _pct(s.accuracy),
             str(s.failures),
             *(str(s.by_error_type.get(k, 0)) for k in kinds),
+            *([str(s.suspected_annotation_errors)] if suspects else []),
             str(s.verification.get("not verified", 0)),
         )
+    return table
+
+
+def refuted_table(result: Any) -> Table | None:
+    """Every claim verification refuted, with why (None when it refuted none)."""
+    if not result.refuted:
+        return None
+    table = Table(title=f"Refuted by verification: {len(result.refuted)}", title_justify="left")
+    for column in ("system", "case", "error type", "operation", "why"):
+        table.add_column(column)
+    for f in result.refuted:
+        table.add_row(f.system, f.case_id, f.error_type, f.op_id or "-", f.verification_reason or "-")
+    return table
+
+
+def suspected_table(result: Any) -> Table | None:
+    """The suspected annotation errors with their reasons (None when there are none)."""
+    suspects = result.suspected_annotation_errors
+    if not suspects:
+        return None
+    table = Table(
+        title=f"Suspected annotation errors: {len(suspects)} (kept out of the error counts)",
+        title_justify="left",
+    )
+    for column in ("system", "case", "gold", "reason"):
+        table.add_column(column)
+    for s in suspects:
+        table.add_row(s.system, s.case_id, " | ".join(s.gold), s.reason)
     return table
 
 

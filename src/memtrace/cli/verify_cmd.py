@@ -1,9 +1,10 @@
-"""`memtrace verify` (registered in app.py) and what it prints: confirmed shares first, elimination beside
-them, reasons for the rest.
+"""`memtrace verify` (registered in app.py) and what it prints: confirmed shares first, the ResponseErrors'
+item check beside them, refuted claims listed, reasons for the rest.
 
 The headline never sums levels into one "verified" number: flow-confirmed and answer-confirmed are
-shares of the claims a repair can test (every determined error type but ResponseError); by
-elimination is a share of the ResponseErrors; what fell short is counted by its reason.
+shares of the claims a repair can test (the memory error types but ResponseError); a ResponseError is
+confirmed or refuted by the item check, or kept by elimination (an inferred answer), counted apart;
+suspected annotation errors are no claim at all. What fell short is counted by its reason.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from rich.table import Table
 
 from ..errors import MemtraceError
 from ..graph import Workspace
-from ..vocabulary import NOT_VERIFIED, VERDICTS, ErrorType
+from ..vocabulary import NOT_VERIFIED, VERDICTS, ErrorType, Verdict
 from .consoles import JsonOption, console, styled, write_json
 from .llm_options import LLMLimits, MaxTokensOption, RetriesOption, TimeoutOption, closing_client, llm_client
 from .progress import progress_bar
@@ -65,7 +66,7 @@ def verify(
                 f" (`memtrace attribute {workspace}{runs} --method {method}` makes them)",
                 markup=False,
             )
-            write_json(json_out, {**verification_summary([]), "verified_now": 0})
+            write_json(json_out, {**summary_json([]), "verified_now": 0})
             return
     limits = LLMLimits(timeout, retries, max_tokens)
     with (
@@ -89,43 +90,60 @@ def verify(
         ]
     summary = verification_summary(scope)
     console.print(verdict_table(summary, f"Verification of {method} attributions{where} in {workspace}"))
-    reasons = reasons_table(summary)
-    if reasons is not None:
-        console.print(reasons)
-    console.print(headline(summary))
+    for table in (reasons_table(summary), refuted_table(scope)):
+        if table is not None:
+            console.print(table)
+    console.print(headline(scope), highlight=False)
     console.print(styled(f"verified now: {len(outcomes)} (--refresh verifies stored verdicts again)", "dim"))
-    write_json(json_out, {**summary, "verified_now": len(outcomes)})
+    write_json(json_out, {**summary_json(scope), "verified_now": len(outcomes)})
 
 
 def _share(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "-"
 
 
-def headline(summary: dict[str, Any]) -> str:
-    """One line: the confirmed shares of replayable claims, and elimination of ResponseErrors apart;
-    each says how many of its attributions were never verified (a 0% there is "not checked yet")."""
-    claims, responses = summary["claims"], summary["responses"]
-    unchecked = {"claims": 0, "responses": 0}
-    for kind, counts in summary["by_type"].items():
-        if kind != ErrorType.UNDETERMINED:
-            unchecked["responses" if kind == ErrorType.RESPONSE else "claims"] += counts.get(NOT_VERIFIED, 0)
-    pending = f" ({unchecked['claims']} not verified yet)" if unchecked["claims"] else ""
-    flow, answer, eliminated = (
-        summary["flow_confirmed"],
-        summary["answer_confirmed"],
-        summary["by_elimination"],
-    )
-    share = _share(eliminated, responses)
-    return (
-        f"Claims a repair can test: {claims}{pending}; flow-confirmed {_share(flow, claims)} "
-        f"({flow}), answer-confirmed {_share(answer, claims)} ({answer}). Beside them, ResponseErrors by "
-        f"elimination (carrying part named): {eliminated} of {responses} "
-        + (
-            f"({share}; {unchecked['responses']} not verified yet)."
-            if unchecked["responses"]
-            else f"({share})."
-        )
-    )
+def headline(attributions: list[Any]) -> str:
+    """The claims a repair can test, the ResponseErrors under the item check and the suspected
+    annotation errors, one line each: never one "verified" number (report/verification.py)."""
+    from ..report.verification import summary_lines, verification_figures
+
+    return "\n".join(summary_lines(verification_figures(attributions)))
+
+
+def summary_json(attributions: list[Any]) -> dict[str, Any]:
+    """verify's --json: the per-type summary, the figures of each population, and the refuted cases."""
+    from ..attribution.verify.counterfactual import verification_summary
+    from ..report.verification import verification_figures
+
+    refuted = [a for a in attributions if a.verified == Verdict.REFUTED]
+    return {
+        **verification_summary(attributions),
+        **verification_figures(attributions).model_dump(),
+        "refuted_cases": [
+            {
+                "run_id": a.run_id,
+                "case_id": a.case_id,
+                "error_type": a.error_type,
+                "op_id": a.op_id,
+                "reason": (a.verification or {}).get("reason"),
+            }
+            for a in refuted
+        ],
+    }
+
+
+def refuted_table(attributions: list[Any]) -> Table | None:
+    """Every claim verification refuted, with why (None when it refuted none)."""
+    refuted = [a for a in attributions if a.verified == Verdict.REFUTED]
+    if not refuted:
+        return None
+    table = Table(title=f"Refuted: {len(refuted)}", title_justify="left")
+    for column in ("run", "case", "error type", "operation", "why"):
+        table.add_column(column)
+    for a in refuted:
+        reason = (a.verification or {}).get("reason") or "-"
+        table.add_row(a.run_id[:12], a.case_id, a.error_type, a.op_id or "-", reason)
+    return table
 
 
 def verdict_table(summary: dict[str, Any], title: str) -> Table:
@@ -136,9 +154,13 @@ def verdict_table(summary: dict[str, Any], title: str) -> Table:
         table.add_column(column, justify="left" if column == "error type" else "right")
     for kind, counts in summary["by_type"].items():
         total = counts.get("total", 0)
-        replayable = kind not in (ErrorType.RESPONSE, ErrorType.UNDETERMINED)
+        replayable = kind not in (ErrorType.RESPONSE, ErrorType.UNDETERMINED, ErrorType.ANNOTATION)
+        label = {
+            ErrorType.ANNOTATION: "AnnotationError (suspected: no claim)",
+            ErrorType.RESPONSE: "ResponseError (item check, no replay)",
+        }.get(kind, kind)
         table.add_row(
-            kind,
+            label,
             *(str(counts.get(v, 0)) for v in (*VERDICTS, NOT_VERIFIED)),
             _share(counts.get("flow_confirmed", 0), total) if replayable else "-",
             _share(counts.get("answer_confirmed", 0), total) if replayable else "-",

@@ -18,12 +18,14 @@ from ..attribution.model import Attribution, load_attributions
 from ..errors import MemtraceError, NotFoundError
 from ..graph import Case, Graph, Run, Workspace
 from ..progress import Progress
+from ..vocabulary import ErrorType
 from .funnel import FunnelEntry, funnel_entry, summarize_funnels
 from .model import (
     Example,
     FailureRecord,
     Report,
     RunRef,
+    SuspectedAnnotation,
 )
 from .patterns import build_example, carrying_part, group_patterns
 from .summary import by_operation, headline_numbers, system_name, system_summaries
@@ -78,18 +80,24 @@ def build_report(
             "the flow method's attribution is shown for them (method=flow)."
         )
         picked.update({(c.run_id, c.id): flow[c.run_id, c.id] for c in missing})
-    records, entries = _read_runs(ws, chosen, cases, picked, flow, progress)
+    records, suspects, entries = _read_runs(ws, chosen, cases, picked, flow, progress)
     unjudged = sum(1 for run_cases in cases.values() for c in run_cases if c.verdict is None)
     if unjudged:
         notes.append(f"{unjudged} question(s) were not judged; accuracy counts judged questions only.")
     systems = list(dict.fromkeys(system_name(r) for r in chosen))
-    summaries = system_summaries(chosen, cases, records, systems)
-    headline = headline_numbers(chosen, cases, records, summaries)
+    summaries = system_summaries(chosen, cases, records, systems, suspects)
+    headline = headline_numbers(chosen, cases, records, summaries, suspects)
     waiting = headline.verification.get("not verified", 0)
     if waiting:
         notes.append(
-            f"{waiting} of {headline.attributed} attributions are not verified yet: "
+            f"{waiting} of {len(records)} attributions are not verified yet: "
             f"`memtrace verify {ws.path}` replays them."
+        )
+    if suspects:
+        notes.append(
+            f"{len(suspects)} failed case(s) are suspected annotation errors (the conversation does not "
+            "support the gold answer): listed with the reason under Suspected annotation errors, and kept "
+            "out of every error count, pattern and funnel."
         )
     revised = sum(r.revised_from is not None for r in records)
     if revised:
@@ -107,7 +115,8 @@ def build_report(
         key = (record.run_id, record.case_id)
         return build_example(graphs[record.run_id], case_index[key], picked[key], record)
 
-    patterns = group_patterns(records, picked, {s.system: s.failures for s in summaries}, example)
+    own = {s.system: s.failures - s.suspected_annotation_errors for s in summaries}  # the system's own
+    patterns = group_patterns(records, picked, own, example)
     return Report(
         workspace=str(ws.path),
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -130,6 +139,7 @@ def build_report(
         timing=timing_histogram(records),
         patterns=patterns,
         failures=records,
+        suspected_annotation_errors=suspects,
         notes=notes,
     )
 
@@ -185,9 +195,11 @@ def _read_runs(
     picked: dict[Key, Attribution],
     flow: dict[Key, Attribution],
     progress: Progress | None,
-) -> tuple[list[FailureRecord], list[FunnelEntry]]:
-    """One pass per run (one in-memory graph at a time): failure records and funnel entries."""
+) -> tuple[list[FailureRecord], list[SuspectedAnnotation], list[FunnelEntry]]:
+    """One pass per run (one in-memory graph at a time): failure records, the suspected annotation
+    errors kept apart from them, and funnel entries."""
     records: list[FailureRecord] = []
+    suspects: list[SuspectedAnnotation] = []
     entries: list[FunnelEntry] = []
     for done, run in enumerate(runs, 1):
         view = ws.view(run.id)
@@ -200,6 +212,9 @@ def _read_runs(
             if not case.failed:
                 continue
             item = picked[key]
+            if item.error_type == ErrorType.ANNOTATION:  # no memory fault: not a failure record
+                suspects.append(_suspect(run.id, system, case, item))
+                continue
             op = view.op(item.op_id) if item.op_id and view.has_op(item.op_id) else None
             question_seq = case_anatomy(view, case).question_seq
             question_seq = None if question_seq >= 2**62 else question_seq
@@ -234,4 +249,19 @@ def _read_runs(
             records.append(record)
         if progress:
             progress("reading runs", done, len(runs))
-    return records, entries
+    return records, suspects, entries
+
+
+def _suspect(run_id: str, system: str, case: Case, item: Attribution) -> SuspectedAnnotation:
+    """A suspected annotation error with its reason (the attribution's explanation says why)."""
+    return SuspectedAnnotation(
+        run_id=run_id,
+        system=system,
+        case_id=case.id,
+        anchor=anchor_of(run_id, case.id),
+        question=case.question,
+        gold=list(case.gold),
+        prediction=case.prediction,
+        method=item.method,
+        reason=item.explanation,
+    )

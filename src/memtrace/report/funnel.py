@@ -17,6 +17,8 @@ attribution is placed at the last stage its evidence path proves (the path's ste
 carrier, live at question time and in context) and counted apart.
 A flow attribution that replay verification revised to the answer step keeps its original claim
 (`revised_from`); the original error type places the case, since it says where the information stopped.
+A suspected annotation error (no turn supports the gold answer) has no information to follow: it is
+left out and counted apart, like an unanswerable question.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class FunnelEntry:
 
     system: str
     stage: str | None = None  # last stage reached; None when left out
-    excluded: str | None = None  # "without_evidence" | "unanswerable"
+    excluded: str | None = None  # "without_evidence" | "unanswerable" | "suspected_annotation_errors"
     undetermined: bool = False
 
 
@@ -97,6 +99,8 @@ def funnel_entry(
         return FunnelEntry(system, excluded="without_evidence")
     if case.verdict == CaseVerdict.CORRECT:
         return FunnelEntry(system, stage="answered")
+    if flow is not None and flow.error_type == ErrorType.ANNOTATION:
+        return FunnelEntry(system, excluded="suspected_annotation_errors")
     stage, undetermined = stage_from_flow(flow)
     return FunnelEntry(system, stage=stage, undetermined=undetermined)
 
@@ -130,6 +134,7 @@ def summarize_funnels(entries: list[FunnelEntry], systems: list[str]) -> list[Sy
                 undetermined=more["undetermined"],
                 without_evidence=more["without_evidence"],
                 unanswerable=more["unanswerable"],
+                suspected_annotation_errors=more["suspected_annotation_errors"],
             )
         )
     return funnels

@@ -36,7 +36,39 @@ class RunRef(BaseModel):
     questions: int = 0
 
 
-class Headline(BaseModel):
+class VerificationFigures(BaseModel):
+    """What verification concluded, counted per population so that verdicts of different meaning are
+    never summed into one "verified" number (the report's headline, `memtrace verify` and `report`)."""
+
+    #: Claims a repair can test: the determined memory error types other than ResponseError.
+    claims: int = 0
+    #: Of those, the repair replay delivered the evidence into the answer's context / the answer flipped.
+    flow_confirmed: int = 0
+    answer_confirmed: int = 0
+    flow_confirmed_share: float | None = None
+    answer_confirmed_share: float | None = None
+    #: Of those, the recorded run contradicts the claim / the replay could prove nothing either way.
+    claims_refuted: int = 0
+    claims_not_verifiable: int = 0
+    #: ResponseErrors: never replayed; verification's independent item check (the strict judge's rule)
+    #: confirms one whose context holds every item, refutes one whose context lacks an item; an inferred
+    #: answer no turn states can only be kept by elimination (its carrying part named).
+    responses: int = 0
+    responses_confirmed: int = 0
+    responses_confirmed_share: float | None = None
+    responses_refuted: int = 0
+    by_elimination: int = 0
+    by_elimination_share: float | None = None
+    responses_not_verifiable: int = 0
+    #: Claims and ResponseErrors whose verification was never run: counted in the shares' denominators,
+    #: so a 0% there is "not checked yet", not "refuted"; the headline says how many.
+    claims_not_verified: int = 0
+    responses_not_verified: int = 0
+    #: Gold answers the conversation does not support: no memory fault, kept out of every count above.
+    suspected_annotation_errors: int = 0
+
+
+class Headline(VerificationFigures):
     """The numbers at the top: how many questions, how many right, what failed and how sure we are."""
 
     runs: int
@@ -49,23 +81,10 @@ class Headline(BaseModel):
     undetermined: int
     by_error_type: dict[str, int]
     by_system: dict[str, int]
+    #: Every attribution by outcome (all error types together: read `verification_by_type` to compare).
     verification: dict[str, int]
-    #: Claims a repair can test: determined attributions other than ResponseErrors.
-    claims: int = 0
-    #: Of those, the repair replay delivered the evidence into the answer's context / the answer flipped.
-    flow_confirmed: int = 0
-    answer_confirmed: int = 0
-    flow_confirmed_share: float | None = None
-    answer_confirmed_share: float | None = None
-    #: ResponseErrors, and those by elimination (the carrying part of the context named): never summed
-    #: with the confirmed shares.
-    responses: int = 0
-    by_elimination: int = 0
-    by_elimination_share: float | None = None
-    #: Claims and ResponseErrors whose verification was never run: counted in the shares' denominators,
-    #: so a 0% there is "not checked yet", not "refuted"; the headline says how many.
-    claims_not_verified: int = 0
-    responses_not_verified: int = 0
+    #: Outcomes per error type: a flow-confirmed claim and an item-confirmed ResponseError are apart.
+    verification_by_type: dict[str, dict[str, int]] = Field(default_factory=dict)
 
 
 class SystemSummary(BaseModel):
@@ -80,6 +99,10 @@ class SystemSummary(BaseModel):
     failures: int
     by_error_type: dict[str, int]
     verification: dict[str, int]
+    #: Outcomes per error type (claims and ResponseErrors are verified differently: shown apart).
+    verification_by_type: dict[str, dict[str, int]] = Field(default_factory=dict)
+    #: Wrong answers whose gold the conversation does not support: in `failures`, not in `by_error_type`.
+    suspected_annotation_errors: int = 0
 
 
 class OperationFailures(BaseModel):
@@ -110,6 +133,8 @@ class SystemFunnel(BaseModel):
     without_evidence: int = 0
     #: judged questions left out: unanswerable ones (their "evidence" is only a tempting turn).
     unanswerable: int = 0
+    #: failed questions left out: suspected annotation errors (no turn supports the gold answer).
+    suspected_annotation_errors: int = 0
 
 
 class TimingBin(BaseModel):
@@ -164,6 +189,21 @@ class FailureRecord(BaseModel):
     carrying_part: str | None = None
 
 
+class SuspectedAnnotation(BaseModel):
+    """A wrong answer whose gold answer the conversation does not support: flagged with the reason and
+    kept out of the system's error counts, since no memory operation could have delivered it."""
+
+    run_id: str
+    system: str
+    case_id: str
+    anchor: str
+    question: str
+    gold: list[str]
+    prediction: str | None
+    method: str
+    reason: str
+
+
 class ValueSnippet(BaseModel):
     """One input or output of the decisive operation, truncated for reading."""
 
@@ -173,6 +213,9 @@ class ValueSnippet(BaseModel):
     truncated: bool = False
     #: lines of `text` (0-based) that mention the gold answer or an evidence message: what to look at.
     marked: list[int] = Field(default_factory=list)
+    #: lines of `text` that carry the evidence by the attribution's path (a step "in context" names the
+    #: part); a context's items are marked only so, never for mentioning the gold or an evidence id.
+    carrying: list[int] = Field(default_factory=list)
 
 
 class Example(BaseModel):
@@ -259,11 +302,18 @@ class Report(BaseModel):
     timing: Timing
     patterns: list[Pattern]
     failures: list[FailureRecord]
+    #: Failed cases flagged as suspected annotation errors: not in `failures`, nor in any count of them.
+    suspected_annotation_errors: list[SuspectedAnnotation] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     narrative: Narrative | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+    @property
+    def refuted(self) -> list[FailureRecord]:
+        """The failures whose claim verification refuted (the recorded run contradicts it)."""
+        return [f for f in self.failures if f.verified == Verdict.REFUTED]
 
     @property
     def error_types(self) -> list[str]:

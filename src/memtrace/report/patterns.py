@@ -14,19 +14,22 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 
+from ..attribution.evidence.anatomy import case_anatomy
 from ..attribution.model import Attribution
 from ..graph import Case, GraphQueries, VariableVersion
 from ..systems.registry import system_routes
 from ..systems.tunable_routes import routes_for
 from ..vocabulary import ErrorType, Verdict
-from .model import VERIFICATION_OUTCOMES, Example, FailureRecord, Pattern, TunableRoute
-from .snippets import evidence_texts, focus_terms, snippet
+from .model import VERIFICATION_OUTCOMES, Example, FailureRecord, Pattern, TunableRoute, ValueSnippet
+from .snippets import carrying_parts, evidence_texts, focus_terms, snippet
 
 EXAMPLES_PER_PATTERN = 3
 MAX_INPUTS = 4
 MAX_OUTPUTS = 3
 #: Categories whose values state the evidence itself (a context or a prompt only contains it).
 CARRIER_CATEGORIES = frozenset({"message", "memory_entry"})
+#: Categories of what a retrieval hands on: their items are marked only as carrying, by the path.
+CONTEXT_CATEGORIES = frozenset({"retrieved", "context"})
 
 _WHAT = {
     ErrorType.EXTRACTION: "consumed the evidence but wrote none of it to memory: the information never "
@@ -167,6 +170,13 @@ def build_example(
     part = carrying_part(attribution)
     record_of = attribution.verification or {}
     evidence = evidence_texts(_carriers(graph, attribution))
+    context = {v.id for v in case_anatomy(graph, case).context_vars}
+
+    def shown(v: VariableVersion) -> ValueSnippet:
+        if v.id in context or v.category in CONTEXT_CATEGORIES:  # carrying only where the path says so
+            return snippet(v, values[v.id], focus, carrying=carrying_parts(attribution, v.id))
+        return snippet(v, values[v.id], focus, evidence=evidence)
+
     return Example(
         run_id=record.run_id,
         case_id=record.case_id,
@@ -184,8 +194,8 @@ def build_example(
         verification_reason=record_of.get("reason"),
         checked=[str(c) for c in record_of.get("checked") or []],
         second_faults=[second_fault_line(f) for f in record_of.get("second_faults") or []],
-        inputs=[snippet(v, values[v.id], focus, evidence=evidence) for v in shown_in],
-        outputs=[snippet(v, values[v.id], focus, evidence=evidence) for v in shown_out],
+        inputs=[shown(v) for v in shown_in],
+        outputs=[shown(v) for v in shown_out],
         more_inputs=len(inputs) - len(shown_in),
         more_outputs=len(outputs) - len(shown_out),
     )

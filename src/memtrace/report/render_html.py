@@ -12,7 +12,7 @@ from markupsafe import Markup, escape
 
 from . import svg
 from .model import VERIFICATION_OUTCOMES, Report
-from .render_md import CONFIRMATION_NOTE
+from .render_md import CONFIRMATION_NOTE, RESPONSE_VERDICTS_NOTE
 
 _TEMPLATES = Path(__file__).with_name("templates")
 
@@ -70,4 +70,5 @@ def render_html(report: Report) -> str:
         charts=charts(report),
         example_anchors=examples,
         confirmation_note=CONFIRMATION_NOTE,
+        response_note=RESPONSE_VERDICTS_NOTE,
     )

@@ -13,10 +13,20 @@ from .model import VERIFICATION_OUTCOMES, Example, Pattern, Report, ValueSnippet
 #: What the confirmation columns mean (the levels are never summed into one "verified" share).
 CONFIRMATION_NOTE = (
     "Flow-confirmed: replaying with the blamed operation repaired delivered the evidence into the answer "
-    "step's context. Answer-confirmed: the replayed answer was right. By elimination (ResponseErrors "
-    "only, no replay): the part of the context that carries the evidence is named, for every one in "
-    "report.html's All failures and report.json. Shares of different populations, shown side by side "
-    "and never added up."
+    "step's context. Answer-confirmed: the replayed answer was right. ResponseErrors are never replayed: "
+    "confirmed by the item check means every item of the gold answer is in the answer's context by the "
+    "strict judge's rule and a named part carries it; refuted means the context lacks an item; by "
+    "elimination is left for inferred answers no turn states (the carrying part is named, nothing else "
+    "could be checked). The carrying part of each is in report.html's All failures and report.json. "
+    "Shares of different populations, shown side by side and never added up."
+)
+
+
+#: What a ResponseError's verdicts are (it is never replayed; the names are the stored verdicts).
+RESPONSE_VERDICTS_NOTE = (
+    "A ResponseError is never replayed: its flow-confirmed is the item check (every item of the answer in "
+    "the context by the judge's rule, a named part carrying it by flow's), its refuted a context lacking "
+    "an item, its by-elimination an inferred answer no turn states."
 )
 
 
@@ -65,32 +75,36 @@ def render_markdown(report: Report) -> str:
         "",
     ]
     lines += _table(
-        ["questions", "judged", "correct", "accuracy", "failures", "attributed", "undetermined"],
-        [[h.questions, h.judged, h.correct, _pct(h.accuracy), h.failures, h.attributed, h.undetermined]],
-    )
-    lines += _table(
         [
-            "claims a repair can test",
-            "flow-confirmed",
-            "answer-confirmed",
-            "ResponseErrors",
-            "by elimination",
+            "questions",
+            "judged",
+            "correct",
+            "accuracy",
+            "failures",
+            "attributed",
+            "undetermined",
+            "suspected annotation errors",
         ],
         [
             [
-                f"{h.claims}{_unverified(h.claims_not_verified)}",
-                f"{_pct(h.flow_confirmed_share)} ({h.flow_confirmed})",
-                f"{_pct(h.answer_confirmed_share)} ({h.answer_confirmed})",
-                f"{h.responses}{_unverified(h.responses_not_verified)}",
-                f"{_pct(h.by_elimination_share)} ({h.by_elimination})",
+                h.questions,
+                h.judged,
+                h.correct,
+                _pct(h.accuracy),
+                h.failures,
+                h.attributed,
+                h.undetermined,
+                h.suspected_annotation_errors,
             ]
         ],
     )
-    lines += [CONFIRMATION_NOTE, ""]
+    lines += _verification_tables(report)
     kinds = report.error_types
+    suspects = [s.suspected_annotation_errors for s in report.systems]
+    extra = ["suspected annotation errors"] if any(suspects) else []
     lines += ["### By system", ""]
     lines += _table(
-        ["system", "runs", "questions", "accuracy", "failures", *kinds, "verification"],
+        ["system", "runs", "questions", "accuracy", "failures", *kinds, *extra, "verification"],
         [
             [
                 s.system,
@@ -99,16 +113,21 @@ def render_markdown(report: Report) -> str:
                 _pct(s.accuracy),
                 s.failures,
                 *(s.by_error_type.get(k, 0) for k in kinds),
-                _counts(s.verification),
+                *([s.suspected_annotation_errors] if extra else []),
+                _by_type(s.verification_by_type),
             ]
             for s in report.systems
         ],
     )
-    lines += ["### Verification", ""]
+    lines += ["### Verification per error type", ""]
+    outcomes = [o for o in VERIFICATION_OUTCOMES if any(o in c for c in h.verification_by_type.values())]
     lines += _table(
-        ["outcome", "attributions"],
-        [[k, h.verification[k]] for k in VERIFICATION_OUTCOMES if k in h.verification],
+        ["error type", *outcomes],
+        [[kind, *(c.get(o, 0) for o in outcomes)] for kind, c in h.verification_by_type.items()],
     )
+    if "ResponseError" in h.verification_by_type:
+        lines += [RESPONSE_VERDICTS_NOTE, ""]
+    lines += _refuted(report)
     if report.notes:
         lines += ["## Notes", "", *(f"- {_text(note)}" for note in report.notes), ""]
     if report.narrative is not None:
@@ -137,12 +156,87 @@ def render_markdown(report: Report) -> str:
             f"{t.unknown} failure(s) left out: no decisive operation, or no conversation to place it in.",
             "",
         ]
+    lines += _suspected(report)
     lines += ["## Failure patterns", ""]
     if not report.patterns:
         lines += ["No failed questions.", ""]
     for i, pattern in enumerate(report.patterns, 1):
         lines += _pattern(i, pattern, report.workspace)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _verification_tables(report: Report) -> list[str]:
+    """Claims a repair can test and ResponseErrors, each in its own table: never one "verified" number."""
+    h = report.headline
+    lines = _table(
+        ["claims a repair can test", "flow-confirmed", "answer-confirmed", "refuted", "not verifiable"],
+        [
+            [
+                f"{h.claims}{_unverified(h.claims_not_verified)}",
+                f"{_pct(h.flow_confirmed_share)} ({h.flow_confirmed})",
+                f"{_pct(h.answer_confirmed_share)} ({h.answer_confirmed})",
+                h.claims_refuted,
+                h.claims_not_verifiable,
+            ]
+        ],
+    )
+    lines += _table(
+        [
+            "ResponseErrors",
+            "confirmed by the item check",
+            "refuted (context lacks an item)",
+            "by elimination (inferred answers)",
+            "not verifiable",
+        ],
+        [
+            [
+                f"{h.responses}{_unverified(h.responses_not_verified)}",
+                f"{_pct(h.responses_confirmed_share)} ({h.responses_confirmed})",
+                h.responses_refuted,
+                f"{_pct(h.by_elimination_share)} ({h.by_elimination})",
+                h.responses_not_verifiable,
+            ]
+        ],
+    )
+    return [*lines, CONFIRMATION_NOTE, ""]
+
+
+def _by_type(by_type: dict[str, dict[str, int]]) -> str:
+    """Outcomes per error type in one cell: "DeletionError: flow-confirmed 5; ResponseError: ..."."""
+    return "; ".join(f"{kind}: {_counts(counts)}" for kind, counts in by_type.items()) or "-"
+
+
+def _refuted(report: Report) -> list[str]:
+    """Every claim verification refuted, with why: a verifier that can say no shows where it did."""
+    refuted = report.refuted
+    lines = [f"### Refuted by verification: {len(refuted)}", ""]
+    if not refuted:
+        return [*lines, "Verification refuted no claim.", ""]
+    return lines + _table(
+        ["system", "case", "error type", "operation", "why"],
+        [[f.system, f.case_id, f.error_type, f.op_id or "-", f.verification_reason or "-"] for f in refuted],
+    )
+
+
+def _suspected(report: Report) -> list[str]:
+    """The suspected annotation errors, each with its reason: kept out of every count above."""
+    suspects = report.suspected_annotation_errors
+    lines = [
+        f"## Suspected annotation errors: {len(suspects)}",
+        "",
+        "Wrong answers whose gold answer the conversation does not support: no memory operation could "
+        "have delivered it, so they are not counted among the systems' error types, patterns or funnels.",
+        "",
+    ]
+    if not suspects:
+        return [*lines, "None.", ""]
+    return lines + _table(
+        ["system", "case", "question", "gold", "prediction", "reason"],
+        [
+            [s.system, s.case_id, s.question, " | ".join(s.gold), s.prediction or "-", s.reason]
+            for s in suspects
+        ],
+    )
 
 
 def _funnel(report: Report) -> list[str]:
@@ -163,6 +257,7 @@ def _funnel(report: Report) -> list[str]:
                 (f.undetermined, "undetermined (placed at the last stage their path proves)"),
                 (f.without_evidence, "without gold evidence (left out)"),
                 (f.unanswerable, "unanswerable (left out)"),
+                (f.suspected_annotation_errors, "suspected annotation errors (left out)"),
             )
             if n
         ]
@@ -219,6 +314,8 @@ def _example(e: Example) -> list[str]:
         for v in values:
             fence = _fence(v.text)
             note = " · ▶ marks the evidence or the gold answer" if v.marked else ""
+            if v.carrying:
+                note += " · ★ carries the evidence (a step of the path names it)"
             heading = f"{title} {_code(v.id)} ({_text(v.category)}){note}:"
             lines += [heading, "", f"{fence}text", _marked(v), fence, ""]
         if more:
@@ -227,10 +324,12 @@ def _example(e: Example) -> list[str]:
 
 
 def _marked(v: ValueSnippet) -> str:
-    """The snippet's text with its marked lines flagged "▶ " (a code block cannot be highlighted)."""
-    if not v.marked:
+    """The snippet's text with its marked lines flagged "▶ " and its carrying ones "★ " (a code block
+    cannot be highlighted)."""
+    if not v.marked and not v.carrying:
         return v.text
-    return "\n".join(f"{'▶ ' if i in v.marked else '  '}{text}" for i, text in enumerate(v.text.splitlines()))
+    flags = {**{i: "▶ " for i in v.marked}, **{i: "★ " for i in v.carrying}}
+    return "\n".join(f"{flags.get(i, '  ')}{text}" for i, text in enumerate(v.text.splitlines()))
 
 
 def _fence(text: str) -> str:

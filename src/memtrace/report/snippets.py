@@ -5,6 +5,10 @@ hide exactly the line the example is about. So a cut keeps the first mention of 
 an evidence message id in view (with "…" where text was left out), and a long list keeps the items that
 mention them besides its first ones, in their original order. The lines that mention them are marked,
 so the renderers can highlight the evidence line.
+
+A context the answer step read is different: an item of it is marked only as *carrying* the evidence,
+and only when the attribution's path names it (a step "in context" with that part). An item that merely
+mentions the gold or an evidence id may hold one item of a list answer, or none of what was asked.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..attribution.evidence.support import value_parts
 from ..attribution.model import Attribution, PathRole
 from ..eval import says_unanswerable
 from ..graph import Case, VariableVersion
@@ -48,25 +53,37 @@ def evidence_texts(values: list[Any]) -> list[str]:
     return [t for t in texts if t]
 
 
+def carrying_parts(attribution: Attribution, var_id: str) -> list[str]:
+    """The parts of a context variable the attribution's path names as carrying the evidence."""
+    return [s.part for s in attribution.steps(PathRole.IN_CONTEXT) if s.id == var_id and s.part]
+
+
 def snippet(
     version: VariableVersion,
     value: Any,
     focus: list[str] | None = None,
     width: int = SNIPPET_CHARS,
     evidence: list[str] | None = None,
+    carrying: list[str] | None = None,
 ) -> ValueSnippet:
     """A version's value for reading: a list as items, one per line; else one line; deletions say so.
 
-    Lines that mention a focus term or restate an `evidence` text are kept in view and marked.
+    Lines that mention a focus term or restate an `evidence` text are kept in view and marked. With
+    `carrying` (a context: the parts its path names) only those parts are marked, as carrying.
     """
     focus, evidence = focus or [], evidence or []
     if version.deleted:
         return ValueSnippet(id=version.id, category=version.category, text="(deleted)")
+    if carrying is not None and value is not None:
+        return _context_snippet(version, value, focus, width, carrying)
     marked: list[int] = []
     if version.category in UNMARKED:
         focus, evidence = [], []  # keep the cut as before, but the question or answer is not the evidence
     if isinstance(value, list) and len(value) > 1:
-        text, cut, marked = _items(value, width // 2, focus, evidence)
+        texts = [" ".join(value_text(item).split()) for item in value]
+        hits = [i for i, t in enumerate(texts) if _first_hit(t, focus) is not None or _restates(t, evidence)]
+        text, cut, shown = _items(value, width // 2, focus, hits)
+        marked = [at for at, _ in shown]
     elif value is None:
         text, cut = "(no value)", False
     else:
@@ -74,6 +91,24 @@ def snippet(
         whole = " ".join(value_text(value).split())
         marked = [0] if _first_hit(whole, focus) is not None or _restates(whole, evidence) else []
     return ValueSnippet(id=version.id, category=version.category, text=text, truncated=cut, marked=marked)
+
+
+def _context_snippet(
+    version: VariableVersion, value: Any, focus: list[str], width: int, carrying: list[str]
+) -> ValueSnippet:
+    """A context as its parts (items, lines), the ones the path names marked as carrying; parts that
+    mention a focus term are kept in view, unmarked."""
+    texts = [text for _, text in value_parts(value)]
+    named = set(carrying)
+    if len(texts) <= 1:
+        text, cut = line(texts[0] if texts else value, width, [*carrying, *focus])
+        held = [0] if texts and texts[0] in named else []
+        return ValueSnippet(id=version.id, category=version.category, text=text, truncated=cut, carrying=held)
+    hits = [i for i, t in enumerate(texts) if t in named]
+    seen = [i for i, t in enumerate(texts) if i not in hits and _first_hit(t, focus) is not None]
+    text, cut, lines = _items(texts, width // 2, focus, [*hits, *seen])
+    held = [at for at, i in lines if i in hits]
+    return ValueSnippet(id=version.id, category=version.category, text=text, truncated=cut, carrying=held)
 
 
 def line(value: Any, width: int, focus: list[str] | None = None) -> tuple[str, bool]:
@@ -91,28 +126,28 @@ def line(value: Any, width: int, focus: list[str] | None = None) -> tuple[str, b
 
 
 def _items(
-    items: list[Any], width: int, focus: list[str], evidence: list[str]
-) -> tuple[str, bool, list[int]]:
-    """The first items and those holding the evidence, one per line; which lines hold the evidence."""
-    texts = [" ".join(value_text(item).split()) for item in items]
-    hits = [i for i, t in enumerate(texts) if _first_hit(t, focus) is not None or _restates(t, evidence)]
-    keep = sorted(set(hits[:LIST_ITEMS]) | set(range(max(0, LIST_ITEMS - len(hits[:LIST_ITEMS])))))
+    items: list[Any], width: int, focus: list[str], hits: list[int]
+) -> tuple[str, bool, list[tuple[int, int]]]:
+    """The first items and the `hits` (the first LIST_ITEMS of them, in the order given), one per line;
+    (line, item index) of each hit shown."""
+    first = list(dict.fromkeys(hits))[:LIST_ITEMS]
+    keep = sorted(set(first) | set(range(max(0, LIST_ITEMS - len(first)))))
     keep = [i for i in keep if i < len(items)]
     lines: list[str] = []
-    marked: list[int] = []
+    shown: list[tuple[int, int]] = []
     cut, previous = len(keep) < len(items), -1
     for i in keep:
         if i > previous + 1:
             lines.append(f"… {i - previous - 1} item(s)")
         text, shortened = line(items[i], width, focus)
         if i in hits:
-            marked.append(len(lines))
+            shown.append((len(lines), i))
         lines.append(f"- {text}")
         cut = cut or shortened
         previous = i
     if previous < len(items) - 1:
         lines.append(f"… {len(items) - previous - 1} more item(s)")
-    return "\n".join(lines), cut, marked
+    return "\n".join(lines), cut, shown
 
 
 def _restates(text: str, evidence: list[str]) -> bool:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from ..graph import Case, Run
-from ..vocabulary import CaseVerdict, ErrorType, Verdict
-from .model import FailureRecord, Headline, OperationFailures, SystemSummary
+from ..vocabulary import CaseVerdict, ErrorType
+from .model import FailureRecord, Headline, OperationFailures, SuspectedAnnotation, SystemSummary
 from .patterns import verification_counts
+from .verification import outcomes_by_type, verification_figures
 
 
 def system_name(run: Run) -> str:
@@ -16,8 +17,14 @@ def system_name(run: Run) -> str:
 
 
 def system_summaries(
-    runs: list[Run], cases: dict[str, list[Case]], records: list[FailureRecord], systems: list[str]
+    runs: list[Run],
+    cases: dict[str, list[Case]],
+    records: list[FailureRecord],
+    systems: list[str],
+    suspects: list[SuspectedAnnotation] | None = None,
 ) -> list[SystemSummary]:
+    """Per system: accuracy, failures by error type, verification; suspected annotation errors apart."""
+    suspects = suspects or []
     out = []
     for system in systems:
         mine = [r for r in runs if system_name(r) == system]
@@ -36,6 +43,8 @@ def system_summaries(
                 failures=len(judged) - correct,
                 by_error_type=dict(Counter(r.error_type for r in failures).most_common()),
                 verification=verification_counts([r.verified for r in failures]),
+                verification_by_type=outcomes_by_type(failures),
+                suspected_annotation_errors=sum(s.system == system for s in suspects),
             )
         )
     return out
@@ -46,16 +55,13 @@ def headline_numbers(
     cases: dict[str, list[Case]],
     records: list[FailureRecord],
     systems: list[SystemSummary],
+    suspects: list[SuspectedAnnotation] | None = None,
 ) -> Headline:
+    """The headline: accuracy, failures by type, and verification counted per population (never summed)."""
     judged = sum(s.judged for s in systems)
     correct = sum(s.correct for s in systems)
-    verification = verification_counts([r.verified for r in records])
-    attributed = len(records)
-    claims = [r for r in records if r.error_type not in (ErrorType.RESPONSE, ErrorType.UNDETERMINED)]
-    responses = [r for r in records if r.error_type == ErrorType.RESPONSE]
-    flow = sum(bool(r.flow_confirmed) for r in claims)
-    answer = sum(bool(r.answer_confirmed) for r in claims)
-    eliminated = sum(r.verified == Verdict.BY_ELIMINATION for r in responses)
+    figures = verification_figures(records).model_dump()
+    figures["suspected_annotation_errors"] = len(suspects or [])
     return Headline(
         runs=len(runs),
         questions=sum(len(cases[r.id]) for r in runs),
@@ -63,21 +69,13 @@ def headline_numbers(
         correct=correct,
         accuracy=correct / judged if judged else None,
         failures=judged - correct,
-        attributed=attributed,
+        attributed=len(records) + len(suspects or []),
         undetermined=sum(r.error_type == ErrorType.UNDETERMINED for r in records),
         by_error_type=dict(Counter(r.error_type for r in records).most_common()),
         by_system={s.system: s.failures for s in systems},
-        verification=verification,
-        claims=len(claims),
-        flow_confirmed=flow,
-        answer_confirmed=answer,
-        flow_confirmed_share=flow / len(claims) if claims else None,
-        answer_confirmed_share=answer / len(claims) if claims else None,
-        responses=len(responses),
-        by_elimination=eliminated,
-        by_elimination_share=eliminated / len(responses) if responses else None,
-        claims_not_verified=sum(r.verified is None for r in claims),
-        responses_not_verified=sum(r.verified is None for r in responses),
+        verification=verification_counts([r.verified for r in records]),
+        verification_by_type=outcomes_by_type(records),
+        **figures,
     )
 
 

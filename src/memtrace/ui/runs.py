@@ -1,4 +1,8 @@
-"""The runs table and a run's cases table: verdicts joined with attributions and human labels."""
+"""The runs table and a run's cases table: verdicts joined with attributions and human labels.
+
+A suspected annotation error (the conversation does not support the gold answer) is no memory fault:
+it is marked as such and kept out of a run's failures by error type.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import Any
 
 from ..graph import Annotation, Case, Run, Workspace
 from ..graph.attributions import AttributionSummary
-from ..vocabulary import CaseVerdict
+from ..vocabulary import CaseVerdict, ErrorType
 
 #: The method whose attribution a page shows first when a case has several.
 PREFERRED_METHOD = "flow"
@@ -33,6 +37,7 @@ class CaseRow:
             "op_id": a.op_id if a else None,
             "method": a.method if a else None,
             "verified": a.verified if a else None,
+            "suspected_annotation": bool(a and a.error_type == ErrorType.ANNOTATION),
             "label": None if self.label is None else self.label.error_type,
             "label_op": None if self.label is None else self.label.op_id,
         }
@@ -56,11 +61,18 @@ def run_rows(ws: Workspace, *, replays: bool = False) -> list[dict[str, Any]]:
     shown = [r for r in runs if replays or not r.parent_run]
     verdicts = ws.store.verdict_counts()
     failures: dict[str, Counter[str]] = {}
+    suspects: Counter[str] = Counter()
     for (run_id, _), attribution in primary_attributions(ws.store.attribution_summaries()).items():
-        failures.setdefault(run_id, Counter())[attribution.error_type] += 1
+        if attribution.error_type == ErrorType.ANNOTATION:
+            suspects[run_id] += 1
+        else:
+            failures.setdefault(run_id, Counter())[attribution.error_type] += 1
     labels = Counter(label.run_id for label in ws.store.annotations())
     return [
-        _run_row(run, verdicts.get(run.id, {}), failures.get(run.id, Counter()), replay_count, labels)
+        {
+            **_run_row(run, verdicts.get(run.id, {}), failures.get(run.id, Counter()), replay_count, labels),
+            "suspected_annotation_errors": suspects[run.id],
+        }
         for run in shown
     ]
 

@@ -3,6 +3,8 @@ replay and human labels. The case page and `/api/.../cases/{id}` both render it.
 
 Lanes are the memory units that ever carried the evidence (scored the way the flow method scores
 them) or were read by the question's retrieval, each with every change from creation to deletion.
+The context is shown part by part (a retrieved item, a window's line); a part is marked as carrying the
+evidence only when the attribution's path names it (a step "in context"), never for mentioning the gold.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from typing import Any
 
 from ..attribution.evidence.anatomy import CaseAnatomy, case_anatomy
 from ..attribution.evidence.locate import Evidence, dated_message, locate_evidence
-from ..attribution.evidence.support import OverlapScorer
-from ..attribution.model import Attribution, load_attributions
+from ..attribution.evidence.support import OverlapScorer, value_parts
+from ..attribution.model import Attribution, PathRole, load_attributions
 from ..graph import MEMORY_ENTRY, Case, NotFoundError, Workspace
+from ..vocabulary import ErrorType
 from .context import RunContext
 from .runs import PREFERRED_METHOD
 from .text import display_text, shorten
@@ -63,7 +66,7 @@ def case_story(ws: Workspace, ctx: RunContext, case_id: str) -> dict[str, Any]:
             ],
         },
         "steps": _steps(anatomy),
-        "context": _context(ctx, anatomy),
+        "context": _context(ctx, anatomy, attributions[0] if attributions else None),
         "timeline": {
             "max_seq": ctx.max_seq,
             "question_seq": None if anatomy.answer_op is None else anatomy.question_seq,
@@ -108,11 +111,21 @@ def _steps(anatomy: CaseAnatomy) -> dict[str, Any]:
     }
 
 
-def _context(ctx: RunContext, anatomy: CaseAnatomy) -> list[dict[str, Any]]:
-    """What the answer step read: each context variable's text."""
+def _context(ctx: RunContext, anatomy: CaseAnatomy, shown: Attribution | None) -> list[dict[str, Any]]:
+    """What the answer step read: each context variable's text and its parts, each part marked as
+    carrying only when the shown attribution's path names it (a step "in context" with that part)."""
     values = ctx.graph.values(anatomy.context_vars)
+    named = {(s.id, s.part) for s in shown.steps(PathRole.IN_CONTEXT)} if shown is not None else set()
     return [
-        {"id": v.id, "category": v.category, "text": display_text(values[v.id])} for v in anatomy.context_vars
+        {
+            "id": v.id,
+            "category": v.category,
+            "text": display_text(values[v.id]),
+            "items": [
+                {"text": text, "carries": (v.id, text) in named} for _, text in value_parts(values[v.id])
+            ],
+        }
+        for v in anatomy.context_vars
     ]
 
 
@@ -208,6 +221,8 @@ def _attribution_dict(a: Attribution) -> dict[str, Any]:
         "error_type": a.error_type,
         "confidence": a.confidence,
         "explanation": a.explanation,
+        # The gold answer is not supported by the conversation: no memory fault, shown apart.
+        "suspected_annotation": a.error_type == ErrorType.ANNOTATION,
         "path": [asdict(step) for step in a.path],
         "verified": a.verified,
         "flow_confirmed": a.flow_confirmed,

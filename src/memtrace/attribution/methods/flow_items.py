@@ -108,7 +108,7 @@ def _all_held(
     answer_op = anatomy.answer_op
     assert answer_op is not None
     path: list[PathStep] = []
-    seen: set[tuple[str, str | None]] = set()
+    seen: set[tuple[str, str | None, str | None]] = set()
     shown = []
     for need, attribution in held:
         for step in attribution.path:
@@ -116,8 +116,8 @@ def _all_held(
                 shown.append(f"{quote(need.label, 40)} in {quote(step.part, 70)}")
                 break
         for step in attribution.path:
-            if step.kind == "var" and (step.id, step.role) not in seen:
-                seen.add((step.id, step.role))
+            if step.kind == "var" and (step.id, step.role, step.part) not in seen:  # one part per item
+                seen.add((step.id, step.role, step.part))
                 path.append(step)
     path.append(PathStep("op", answer_op.id, answer_op.seq, "answered wrong from a context holding it", None))
     prediction = case.prediction if case.prediction is not None else "?"

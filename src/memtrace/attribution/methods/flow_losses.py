@@ -23,8 +23,10 @@ def quote(text: str, width: int = 90) -> str:
 
 def shown(target: Target | None, value: Any, scorer: SupportScorer) -> str:
     """The part of a value an explanation quotes: the one carrying the information (a window's line,
-    not its first), as readable text; the whole value when no part is found."""
-    part = best_part(target, [(None, value)], scorer) if target is not None else None
+    a memory's line, not its first), as readable text; the whole value when no part comes close."""
+    if target is None:
+        return display_text(value)
+    part = carrying_part(target, [(None, value)], scorer) or best_part(target, [(None, value)], scorer)
     return display_text(part.text if part is not None and part.support > 0 else value)
 
 
