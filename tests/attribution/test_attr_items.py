@@ -179,3 +179,29 @@ def test_a_plan_does_not_carry_a_done_fact_and_gives_way_to_the_turn_saying_it_h
         assert result.error_type == "ExtractionError", result.explanation
         extraction = ws.graph(run.id).op(result.op_id)
         assert any(v.name == "D5:7" for v in ws.graph(run.id).inputs(extraction.id)), result.explanation
+
+
+def test_evidence_about_the_other_speaker_is_a_suspected_annotation_error(tmp_path: Path) -> None:
+    """Asked about Kofi; the only evidence is Ama speaking of her own sister and dogs."""
+    with mt.run(tmp_path, name="other", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            op.output("D1:1", "Kofi: Morning! How was the weekend?", category="message")
+            evidence = op.output(
+                "D1:2",
+                "Ama: That's my sister and my dogs, we chilled at the beach yesterday.",
+                category="message",
+            )
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(evidence)
+            run.memory("mem-1").create({"memory": "Ama chilled at the beach with her sister"}, by=op)
+        case = run.case(
+            "When did Kofi spend time with his sister and dogs?", gold="21 July 2022", evidence=["D1:2"]
+        )
+        with mt.op("answer", category="response") as op:
+            prediction = op.output("prediction", "last week", category="prediction")
+        case.predict("last week", var=prediction)
+        case.judge(False)
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "AnnotationError", result.explanation
+        assert "Ama" in result.explanation and "Kofi" in result.explanation and result.op_id is None

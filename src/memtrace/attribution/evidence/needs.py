@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ...eval.strict import strip_dates
 from ...graph import Case, GraphQueries, VariableVersion
-from .locate import message_text, message_versions
+from .locate import message_text, message_versions, run_speakers
 from .words import STAMP, answer_item_texts, content_stems, plan_aware_stems, unplanned
 
 _DIALOGUE_ID = re.compile(r"^(?P<session>D\d+):\d+$")
@@ -119,7 +119,9 @@ def answer_needs(
             else:
                 needs.items.append(need)
     if case.category != "open-domain":  # open-domain questions are answered from world knowledge
-        needs.unsupported = _unmentioned_name(case, [w for _, w in turns])
+        needs.unsupported = _unmentioned_name(case, [w for _, w in turns]) or _about_another_person(
+            graph, case, annotated
+        )
     return needs
 
 
@@ -176,3 +178,36 @@ def _unmentioned_name(case: Case, turns: list[frozenset[str]]) -> str | None:
                 if named and stems and not stems & (said | asked):
                     return f"the gold answer names {token!r}, which no turn of the conversation mentions"
     return None
+
+
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|my|me|mine|we|our|us)\b", re.IGNORECASE)
+_SECOND_PERSON = re.compile(r"\b(?:you|your|you're|you've|yours)\b", re.IGNORECASE)
+
+
+def _about_another_person(graph: GraphQueries, case: Case, annotated: list[VariableVersion]) -> str | None:
+    """The question asks about one speaker, and every annotated turn is the other speaker talking about
+    themself (first person, neither naming the one asked about nor addressing them): the gold answer is
+    that other person's fact."""
+    speakers = {name for name in run_speakers(graph) if name}
+    asked = content_stems(case.question)
+    named = {name for name in speakers if content_stems(name) & asked}
+    if len(named) != 1 or not annotated:
+        return None
+    (subject,) = named
+    values = graph.values(annotated)
+    texts = [message_text(values[v.id]) for v in annotated]
+    others = set()
+    for text in texts:
+        speaker, _, body = text.partition(": ")
+        if speaker not in speakers or speaker == subject:
+            return None
+        if content_stems(subject) & content_stems(body) or _SECOND_PERSON.search(body):
+            return None
+        if not _FIRST_PERSON.search(body):
+            return None
+        others.add(speaker)
+    names = ", ".join(v.name for v in annotated)
+    return (
+        f"the question asks about {subject}, but the evidence ({names}) is {' and '.join(sorted(others))}"
+        " speaking about themself"
+    )
