@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 WorkersOption = Annotated[
     int | None,
     typer.Option(
-        help="Worker processes (default: the usable cores); 1 runs everything in this process.",
+        help="Worker processes (0: the usable cores); 1, the default, runs everything in this process.",
         show_default=False,
     ),
 ]
@@ -28,4 +28,7 @@ def executor_spec(
     """The options as one spec (an unknown executor or a worker count below 1 is an error)."""
     from ..executors import ExecutorSpec
 
-    return ExecutorSpec(kind=executor, workers=workers, ray_address=ray_address)
+    # Default 1 for now: systems and methods registered at run time (a script's, a test's) are not
+    # known in a fresh worker process yet, so the pool is opt-in until they travel with the task.
+    count = 1 if workers is None and executor == "local" else (None if workers == 0 else workers)
+    return ExecutorSpec(kind=executor, workers=count, ray_address=ray_address)
