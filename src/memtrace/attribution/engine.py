@@ -7,7 +7,6 @@ stored attribution) and stores what it computes.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +14,7 @@ from ..graph import Case, Workspace
 from .evidence.model_scorers import make_scorer
 from .model import Attribution, AttributionMethod, load_attribution, save_attribution, settings_key
 from .registry import make_method
+from .tasks import MethodRecipe, attribute_case, attribute_in_workers
 
 Progress = Callable[[int, int], None]
 
@@ -47,26 +47,46 @@ def attribute(
     progress: Progress | None = None,
     llm: Any = None,
     scorer: str = "overlap",
+    seed: int = 0,
+    executor: Any = None,
 ) -> list[Attribution]:
-    """Attributions for every failed case (of one run / one case when given)."""
-    chosen = method if not isinstance(method, str) else make_method(method, llm=llm, scorer=scorer)
+    """Attributions for every failed case (of one run / one case when given).
+
+    With an `executor` (executors.ExecutorSpec) of more than one worker and an offline method given by
+    name, each run's cases to compute are one task (attribution/tasks.py, which builds the method
+    again from its name, seed and scorer); results are stored in the same order either way.
+    """
+    named = isinstance(method, str)
+    chosen = make_method(method, llm=llm, scorer=scorer, seed=seed) if isinstance(method, str) else method
     key = settings_key(chosen.settings())
     cases = failed_cases(ws, run, case)
-    results: list[Attribution] = []
-    views: dict[str, Any] = {}
-    for done, item in enumerate(cases, 1):
-        stored = None if refresh else load_attribution(ws.store, item.run_id, item.id, chosen.name, key)
-        if stored is None:
+    stored: dict[tuple[str, str], Attribution] = {}
+    if not refresh:
+        for item in cases:
+            found = load_attribution(ws.store, item.run_id, item.id, chosen.name, key)
+            if found is not None:
+                stored[item.run_id, item.id] = found
+    todo = [item for item in cases if (item.run_id, item.id) not in stored]
+    done = len(cases) - len(todo)
+    if progress and done:
+        progress(done, len(cases))
+
+    def keep(made: Attribution) -> None:
+        nonlocal done
+        save_attribution(ws.store, made, key)
+        stored[made.run_id, made.case_id] = made
+        done += 1
+        if progress:
+            progress(done, len(cases))
+
+    if executor is not None and not executor.in_process and todo and named and llm is None:
+        attribute_in_workers(ws, MethodRecipe(str(method), seed, scorer), todo, executor, keep)
+    else:
+        views: dict[str, Any] = {}
+        for item in todo:
             graph = views.get(item.run_id)
             if graph is None:
                 views.clear()  # one run in memory at a time
                 graph = views[item.run_id] = ws.view(item.run_id)
-            started = time.perf_counter()
-            stored = chosen.attribute(graph, item)
-            if not stored.cost.seconds:
-                stored.cost.seconds = time.perf_counter() - started
-            save_attribution(ws.store, stored, key)
-        results.append(stored)
-        if progress:
-            progress(done, len(cases))
-    return results
+            keep(attribute_case(chosen, graph, item))
+    return [stored[item.run_id, item.id] for item in cases]

@@ -27,6 +27,7 @@ from .common import (
     llm_client,
     write_json,
 )
+from .executor_options import ExecutorOption, RayAddressOption, WorkersOption, executor_spec
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
 app = typer.Typer(
@@ -95,6 +96,9 @@ def run(
     judge: JudgeOption = None,
     judge_model: JudgeModelOption = None,
     judge_base_url: JudgeBaseUrlOption = None,
+    workers: WorkersOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     json_out: JsonOption = None,
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
@@ -120,6 +124,7 @@ def run(
             base_url=base_url,
             limits=limits,
             console=console,
+            executor=executor_spec(workers, executor, ray_address),
         )
     write_json(json_out, payload)
 

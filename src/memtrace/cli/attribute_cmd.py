@@ -15,6 +15,7 @@ from rich.table import Table
 from ..graph import Workspace
 from ..vocabulary import ErrorType
 from .consoles import JsonOption, console, styled, write_json
+from .executor_options import ExecutorOption, RayAddressOption, WorkersOption, executor_spec
 from .llm_options import LLMLimits, MaxTokensOption, RetriesOption, TimeoutOption, closing_client, llm_client
 from .progress import progress_bar
 from .render import short
@@ -46,12 +47,14 @@ def attribute(
     seed: Annotated[
         int, typer.Option(help="Seed of the random baseline (the same seed, the same picks).")
     ] = 0,
+    workers: WorkersOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     json_out: JsonOption = None,
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
     """Attribute every failed case: the earliest decisive faulty operation and its error type."""
     from ..attribution.engine import attribute as attribute_cases
-    from ..attribution.registry import make_method
 
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     with Workspace(workspace) as ws:
@@ -64,11 +67,15 @@ def attribute(
             task = progress.add_task(f"attributing ({method})", total=None)
             results = attribute_cases(
                 ws,
-                make_method(method, llm=client, seed=seed, scorer=scorer),
+                method,
+                llm=client,
+                seed=seed,
+                scorer=scorer,
                 run=run_id,
                 case=case,
                 refresh=refresh,
                 progress=lambda done, total: progress.update(task, completed=done, total=total),
+                executor=executor_spec(workers, executor, ray_address),
             )
         title = f"Attributions ({method}) in {workspace}"
         faults = [a for a in results if a.error_type != ErrorType.ANNOTATION]

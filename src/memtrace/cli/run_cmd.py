@@ -15,6 +15,7 @@ from .progress import progress_bar
 from .run_figures import accuracy_table, headline_note
 
 if TYPE_CHECKING:
+    from ..executors import ExecutorSpec
     from ..systems import RunResult
 
 # The datasets and the systems (numpy, bm25s) load when a command runs, not when the CLI starts.
@@ -36,6 +37,7 @@ def run_command(
     base_url: str | None,
     limits: LLMLimits,
     console: Console,
+    executor: ExecutorSpec | None = None,
 ) -> dict[str, Any]:
     """`memtrace run`: run, print accuracy, the model calls given up on and whether an LLM judge is
     reliable (probed after the runs, so a dead endpoint still leaves its run recorded as incomplete;
@@ -65,6 +67,7 @@ def run_command(
             console=console,
             overrides=settings,
             judge=choice.judge,
+            executor=executor,
         )
         data = load_dataset(dataset, conversations=conversations, questions=questions)
         check = probe_judge(choice, data, console)
@@ -143,12 +146,16 @@ def run_systems(
     console: Console,
     overrides: dict[str, Any] | None = None,
     judge: Any = None,
+    executor: ExecutorSpec | None = None,
 ) -> list[RunResult]:
-    """One recorded run per conversation and system, with progress bars."""
+    """One recorded run per conversation and system, with progress bars; run ids are derived from what
+    each run is, so the store is the same whichever executor recorded it."""
     from ..datasets import load_dataset
-    from ..systems import run_conversation
-    from ..systems.registry import system_class
+    from ..executors import ExecutorSpec
+    from ..graph import Store
+    from ..systems.run_tasks import RunTask, derived_run_id
 
+    spec = executor if executor is not None else ExecutorSpec(workers=1)
     configs = {name: configured(name, overrides or {}, systems) for name in systems}
     data = load_dataset(dataset, conversations=conversations, questions=questions)
     if conversations is not None and len(data) < conversations:
@@ -157,25 +164,73 @@ def run_systems(
             f"running {len(data)}",
             highlight=False,
         )
-    results: list[RunResult] = []
+    if llm is not None and not spec.in_process:
+        if spec.workers is not None:
+            console.print("note: --llm openai runs in this process for now; --workers is ignored")
+        spec = ExecutorSpec(workers=1)
+    store = Store(workspace)
+    try:
+        taken = {run.id for run in store.runs()}
+    finally:
+        store.close()
+    tasks: list[RunTask] = []
+    for name in systems:
+        for conversation in data:
+            config = configs[name]
+            run_id = derived_run_id(name, conversation.id, dataset, config.model_dump(), taken)
+            taken.add(run_id)
+            tasks.append(RunTask(name, config, conversation, dataset, run_id, judge))
     with progress_bar(console) as progress:
-        overall = progress.add_task("runs", total=len(systems) * len(data))
-        for name in systems:
-            cls = system_class(name)
-            for conversation in data:
-                task = progress.add_task(f"{name} · {conversation.id}", total=None)
+        overall = progress.add_task("runs", total=len(tasks))
+        if spec.in_process:
+            return [_run_here(task, workspace, llm, progress, overall) for task in tasks]
+        return _run_in_workers(tasks, workspace, spec, lambda: progress.advance(overall))
 
-                def advance(stage: str, done: int, total: int, task: Any = task) -> None:
-                    progress.update(task, completed=done, total=total)
 
-                system = cls(configs[name], llm=llm)
-                results.append(
-                    run_conversation(
-                        system, conversation, workspace, judge=judge, dataset=dataset, progress=advance
-                    )
-                )
-                progress.remove_task(task)
-                progress.advance(overall)
+def _run_here(task: Any, workspace: Path, llm: Any, progress: Any, overall: Any) -> RunResult:
+    """Today's path: the run records straight into the workspace, with a bar of its own."""
+    from ..systems import run_conversation
+    from ..systems.registry import system_class
+
+    bar = progress.add_task(f"{task.system} · {task.conversation.id}", total=None)
+
+    def advance(stage: str, done: int, total: int) -> None:
+        progress.update(bar, completed=done, total=total)
+
+    system = system_class(task.system)(task.config, llm=llm)
+    result = run_conversation(
+        system,
+        task.conversation,
+        workspace,
+        judge=task.judge,
+        dataset=task.dataset,
+        progress=advance,
+        run_id=task.run_id,
+    )
+    progress.remove_task(bar)
+    progress.advance(overall)
+    return result
+
+
+def _run_in_workers(tasks: list[Any], workspace: Path, spec: ExecutorSpec, advance: Any) -> list[RunResult]:
+    """Each run records in a worker's scratch workspace; its journal is ingested here, in task order."""
+    from ..executors import ingest_run, run_tasks
+    from ..graph import Store
+    from ..systems.run_tasks import record_run
+
+    results: list[RunResult] = []
+    store = Store(workspace)
+    try:
+
+        def deliver(index: int, outcome: tuple[RunResult, Any]) -> None:
+            result, record = outcome
+            ingest_run(store, record)
+            results.append(result)
+            advance()
+
+        run_tasks(record_run, tasks, spec, deliver)
+    finally:
+        store.close()
     return results
 
 

@@ -127,3 +127,27 @@ def describe_request(request: dict[str, Any], width: int = 80) -> str:
     text = " ".join(str(request.get("input", "")).split())
     text = text if len(text) <= width else text[: width - 1] + "…"
     return f"model {model}, input: {text!r}"
+
+
+def cache_rows(workspace: str | Path) -> list[tuple]:
+    """Every entry of a workspace's cache as rows (a parallel task hands its model calls back)."""
+    path = Path(workspace) / CACHE_FILENAME
+    if not path.exists():
+        return []
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT * FROM llm_cache ORDER BY key").fetchall()
+    finally:
+        conn.close()
+
+
+def add_cache_rows(workspace: str | Path, rows: list[tuple]) -> None:
+    """Add entries a task recorded elsewhere; an entry already cached is kept (the same request)."""
+    if not rows:
+        return
+    cache = LLMCache(workspace)
+    try:
+        with cache._lock:
+            cache._conn.executemany("INSERT OR IGNORE INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    finally:
+        cache.close()

@@ -76,8 +76,10 @@ def run_conversation(
     name: str | None = None,
     metadata: dict[str, Any] | None = None,
     snapshots: bool = True,
+    run_id: str | None = None,
 ) -> RunResult:
-    """Record `system` ingesting `conversation` and answering its questions into `workspace`."""
+    """Record `system` ingesting `conversation` and answering its questions into `workspace` (as run
+    `run_id` when given: a parallel `memtrace run` fixes ids so they do not depend on the executor)."""
     judge = judge if judge is not None else make_judge(client=system.llm)
     started = time.perf_counter()
     with trace.run(
@@ -88,6 +90,7 @@ def run_conversation(
         conversation=conversation.id,
         config=system.tunables(),
         metadata={"llm": getattr(system.llm, "model", None) or "offline", **(metadata or {})},
+        run_id=run_id,
     ) as run:
         result = RunResult(run.id, system.name, conversation.id)
         keep = snapshots and system.snapshots and run.id

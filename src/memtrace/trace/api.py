@@ -33,13 +33,15 @@ def run(
     capture_source: bool = False,
     sinks: Sequence[Sink] = (),
     otel: Any = False,
+    run_id: str | None = None,
 ) -> Recorder | NoopRecorder:
     """Open a recorded run in a workspace folder and/or `sinks`; use it as a context manager.
 
     `workspace=None` with `sinks=[memtrace.InMemorySink()]` records without touching the disk. While
     recording is disabled this returns a `NoopRecorder` and writes nothing at all. `otel=True` also
     sends each operation as an OpenTelemetry GenAI span as it happens, to the global tracer provider
-    (or to the `TracerProvider` given as `otel`); it needs the `memtrace[otel]` extra.
+    (or to the `TracerProvider` given as `otel`); it needs the `memtrace[otel]` extra. `run_id` fixes
+    the run's id (random by default).
     """
     if not switch.enabled:
         return NoopRecorder()
@@ -58,6 +60,7 @@ def run(
         parent_run=parent_run,
         capture_source=capture_source,
         sinks=sinks,
+        run_id=run_id,
     )
 
 

@@ -61,11 +61,13 @@ class Recorder:
         capture_source: bool = False,
         sinks: Sequence[Sink] = (),
         patch_policy: PatchPolicy | None = None,
+        run_id: str | None = None,
     ) -> None:
         """Record into `workspace` (a folder, or an open Store to share), into `sinks`, or both.
 
         With `workspace=None` nothing touches the disk: the run lives only in its sinks. A replay passes
-        a `patch_policy` (and a workspace holding the run it resumes from).
+        a `patch_policy` (and a workspace holding the run it resumes from). `run_id` fixes the run's id
+        (a parallel `memtrace run` derives it, so results do not depend on the executor); else random.
         """
         if workspace is None and not sinks:
             raise ValueError(
@@ -77,7 +79,7 @@ class Recorder:
             raise ValueError("a replay resumes from a run in a workspace: pass the workspace")
         self.capture_source = capture_source
         self.run = Run(
-            id=uuid.uuid4().hex[:12],
+            id=run_id or uuid.uuid4().hex[:12],
             name=name,
             system=system,
             dataset=dataset,

@@ -1,0 +1,48 @@
+"""Where a command's tasks run: the executor, how many workers, how often a dead task is retried."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+from ..errors import MemtraceError
+
+EXECUTORS = ("local", "ray")
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask, not the machine's count)."""
+    if sys.version_info >= (3, 13):
+        count = os.process_cpu_count()
+    elif hasattr(os, "sched_getaffinity"):
+        count = len(os.sched_getaffinity(0))
+    else:
+        count = os.cpu_count()
+    return max(1, count or 1)
+
+
+@dataclass(slots=True, frozen=True)
+class ExecutorSpec:
+    """Where tasks run: `local` processes (`workers`, default the usable cores) or `ray`."""
+
+    kind: str = "local"
+    workers: int | None = None
+    ray_address: str | None = None
+    #: Attempts beyond the first for a task whose worker died.
+    retries: int = 3
+
+    def __post_init__(self) -> None:
+        if self.kind not in EXECUTORS:
+            raise MemtraceError(f"--executor {self.kind!r}: choose one of {', '.join(EXECUTORS)}")
+        if self.workers is not None and self.workers < 1:
+            raise MemtraceError(f"--workers {self.workers}: give 1 or more")
+
+    @property
+    def count(self) -> int:
+        return self.workers if self.workers is not None else usable_cores()
+
+    @property
+    def in_process(self) -> bool:
+        """One local worker: today's behaviour, everything in this process, no scratch workspaces."""
+        return self.kind == "local" and self.count == 1
