@@ -21,7 +21,6 @@ import logging
 import marshal
 import os
 import sqlite3
-import struct
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -31,7 +30,8 @@ from typing import IO, Protocol
 from .checkpoints import update_checkpoints
 from .copying import pending_prefix
 from .journal_bulk import ROWS_PER_BATCH, RowBatch, deferred_indexes, worth_deferring
-from .journal_shape import CLOSE, ROWS, shape_problem
+from .journal_frames import HEADER, DamagedJournal, read_frames
+from .journal_shape import CLOSE, ROWS
 from .model import RUN_INCOMPLETE
 
 
@@ -55,14 +55,10 @@ class IngestTarget(Protocol):
 JOURNAL_DIR = "journal"
 SUFFIX = ".jnl"
 DAMAGED_SUFFIX = ".damaged"
-_HEADER = struct.Struct("<Q")
 
 #: After the store refused rows, frames are written in transactions of about this many rows while
 #: the refused frame is looked for (a journal is otherwise indexed in one transaction).
 ROWS_PER_TRANSACTION = 100_000
-
-#: A frame longer than this is a damaged length field, not data: one frame is one flushed batch.
-MAX_FRAME_BYTES = 1 << 32
 
 _log = logging.getLogger("memtrace")
 
@@ -103,7 +99,7 @@ class JournalWriter:
     def _write(self, frame: tuple) -> None:
         assert self._file is not None, "journal already closed"
         payload = marshal.dumps(frame)
-        self._file.write(_HEADER.pack(len(payload)) + payload)
+        self._file.write(HEADER.pack(len(payload)) + payload)
         self._file.flush()
 
 
@@ -146,52 +142,6 @@ def _dead_writer_lock(path: Path) -> Iterator[bool]:
         except FileNotFoundError:
             same_file = False
         yield same_file
-
-
-def _frames(path: Path, offset: int, run_id: str, *, final: bool) -> Iterator[tuple[tuple, int, int]]:
-    """Complete frames from `offset` on, each with the offsets where it starts and just after it.
-
-    Stops at a frame still being written, unless the file is `final` (its writer has ended): then a
-    frame cut short, or a length field pointing past the end, is damage. Raises `DamagedJournal`
-    when a complete frame cannot be decoded, has the wrong shape, or a length field is impossible.
-    """
-    with open(path, "rb") as handle:
-        handle.seek(offset)
-        while True:
-            header = handle.read(_HEADER.size)
-            if not header or (len(header) < _HEADER.size and not final):
-                return
-            if len(header) < _HEADER.size:
-                raise DamagedJournal(offset, f"the file ends inside a frame header ({len(header)} bytes)")
-            (size,) = _HEADER.unpack(header)
-            if size > MAX_FRAME_BYTES:
-                raise DamagedJournal(offset, f"frame length {size} is impossible")
-            remaining = os.fstat(handle.fileno()).st_size - handle.tell()
-            payload = handle.read(size) if size <= remaining else b""
-            if len(payload) < size:
-                if final:
-                    raise DamagedJournal(
-                        offset,
-                        f"frame length {size} points past the end of the file ({remaining} bytes left)",
-                    )
-                return
-            try:
-                frame = marshal.loads(payload)
-            except (ValueError, EOFError, TypeError) as exc:
-                raise DamagedJournal(offset, str(exc)) from None
-            problem = shape_problem(frame, run_id)
-            if problem is not None:
-                raise DamagedJournal(offset, problem)
-            start, offset = offset, offset + _HEADER.size + size
-            yield frame, start, offset
-
-
-class DamagedJournal(Exception):
-    """A journal frame that is complete but unreadable: what follows it is lost."""
-
-    def __init__(self, offset: int, reason: str) -> None:
-        super().__init__(f"journal damaged at byte {offset} ({reason}); later records lost")
-        self.offset = offset
 
 
 def ingest_journals(store: IngestTarget, workspace_dir: Path, progress: IngestProgress | None = None) -> int:
@@ -307,7 +257,7 @@ def _ingest_at_once(
         end = offset
         with deferred_indexes(conn, offset == 0 and worth_deferring(conn, total)):
             try:
-                for frame, start, end in _frames(path, offset, run_id, final=not alive):
+                for frame, start, end in read_frames(path, offset, run_id, final=not alive):
                     if frame[0] == ROWS:
                         batch.add(frame)
                         if batch.size >= ROWS_PER_BATCH:
@@ -370,7 +320,7 @@ def _ingest_frame_by_frame(
 
     try:
         try:
-            for frame, start, frame_end in _frames(path, offset, run_id, final=not alive):
+            for frame, start, frame_end in read_frames(path, offset, run_id, final=not alive):
                 end = frame_end
                 if frame[0] == ROWS:
                     pending.append((frame, start, frame_end))
