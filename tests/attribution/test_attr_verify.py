@@ -373,3 +373,38 @@ def test_an_extraction_repair_restates_the_fact_in_a_summary_made_of_the_facts(w
     assert set(outputs) == {"facts", "episode"}  # fact-1 holds one fact: no summary
     restored = outputs["facts"][-1]
     assert "Pepper" in restored and outputs["episode"].split("\n") == [*facts, restored]
+
+
+def test_a_late_repair_replays_from_its_snapshot_far_fewer_operations_with_the_same_verdict(
+    retrieving: tuple[Path, str], tmp_path: Path, open_ws: OpenWorkspace
+) -> None:
+    """A retrieval at question time resumes from the construction snapshot: its replay re-runs a
+    few operations, not the conversation, and reaches the verdict a replay from the first message does."""
+    import shutil
+
+    from memtrace.attribution.verify.counterfactual import verification_summary
+    from memtrace.systems.snapshots import SNAPSHOT_DIR
+
+    path, run_id = retrieving
+    near = _verified(path, run_id, oracle=False, tmp_path=tmp_path)
+    whole = tmp_path / "whole"
+    shutil.copytree(path, whole)
+    for snapshot in (whole / SNAPSHOT_DIR / run_id).glob("*.pkl"):
+        snapshot.write_bytes(b"unsigned")  # refused: replays start at the first message
+    far = {o.attribution.case_id: o for o in verify_all(whole, method="flow", oracle=False)}
+    run_ops = open_ws(tmp_path / "copy").store.count("ops", run_id)
+    late = [o for o in near if o.attribution.error_type == "RetrievalError" and o.replayed_ops is not None]
+    assert late
+    for outcome in late:
+        assert outcome.replayed_ops * 10 < run_ops  # a question's operations, not the run's
+        again = far[outcome.attribution.case_id]
+        assert again.replayed_ops is not None and again.replayed_ops > 3 * outcome.replayed_ops
+        assert (outcome.verdict, outcome.answer, outcome.flow_confirmed) == (
+            again.verdict,
+            again.answer,
+            again.flow_confirmed,
+        )
+    with mt.open(tmp_path / "copy") as ws:
+        summary = verification_summary(load_attributions(ws.store, run_id, "flow"))
+    counted = {item["case"]: item["ops"] for item in summary["replayed_ops"]["per_claim"]}
+    assert all(counted[o.attribution.case_id] == o.replayed_ops for o in late)

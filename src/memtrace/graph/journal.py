@@ -21,7 +21,6 @@ import logging
 import marshal
 import os
 import sqlite3
-import struct
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -30,7 +29,9 @@ from typing import IO, Protocol
 
 from .checkpoints import update_checkpoints
 from .copying import pending_prefix
-from .journal_shape import CLOSE, ROWS, shape_problem
+from .journal_bulk import ROWS_PER_BATCH, RowBatch, deferred_indexes, worth_deferring
+from .journal_frames import HEADER, DamagedJournal, read_frames
+from .journal_shape import CLOSE, ROWS
 from .model import RUN_INCOMPLETE
 
 
@@ -54,14 +55,10 @@ class IngestTarget(Protocol):
 JOURNAL_DIR = "journal"
 SUFFIX = ".jnl"
 DAMAGED_SUFFIX = ".damaged"
-_HEADER = struct.Struct("<Q")
 
-#: Frames are written to SQLite in transactions of about this many rows: big enough to be fast,
-#: small enough that the WAL stays bounded for runs of millions of rows.
+#: After the store refused rows, frames are written in transactions of about this many rows while
+#: the refused frame is looked for (a journal is otherwise indexed in one transaction).
 ROWS_PER_TRANSACTION = 100_000
-
-#: A frame longer than this is a damaged length field, not data: one frame is one flushed batch.
-MAX_FRAME_BYTES = 1 << 32
 
 _log = logging.getLogger("memtrace")
 
@@ -102,7 +99,7 @@ class JournalWriter:
     def _write(self, frame: tuple) -> None:
         assert self._file is not None, "journal already closed"
         payload = marshal.dumps(frame)
-        self._file.write(_HEADER.pack(len(payload)) + payload)
+        self._file.write(HEADER.pack(len(payload)) + payload)
         self._file.flush()
 
 
@@ -145,52 +142,6 @@ def _dead_writer_lock(path: Path) -> Iterator[bool]:
         except FileNotFoundError:
             same_file = False
         yield same_file
-
-
-def _frames(path: Path, offset: int, run_id: str, *, final: bool) -> Iterator[tuple[tuple, int, int]]:
-    """Complete frames from `offset` on, each with the offsets where it starts and just after it.
-
-    Stops at a frame still being written, unless the file is `final` (its writer has ended): then a
-    frame cut short, or a length field pointing past the end, is damage. Raises `DamagedJournal`
-    when a complete frame cannot be decoded, has the wrong shape, or a length field is impossible.
-    """
-    with open(path, "rb") as handle:
-        handle.seek(offset)
-        while True:
-            header = handle.read(_HEADER.size)
-            if not header or (len(header) < _HEADER.size and not final):
-                return
-            if len(header) < _HEADER.size:
-                raise DamagedJournal(offset, f"the file ends inside a frame header ({len(header)} bytes)")
-            (size,) = _HEADER.unpack(header)
-            if size > MAX_FRAME_BYTES:
-                raise DamagedJournal(offset, f"frame length {size} is impossible")
-            remaining = os.fstat(handle.fileno()).st_size - handle.tell()
-            payload = handle.read(size) if size <= remaining else b""
-            if len(payload) < size:
-                if final:
-                    raise DamagedJournal(
-                        offset,
-                        f"frame length {size} points past the end of the file ({remaining} bytes left)",
-                    )
-                return
-            try:
-                frame = marshal.loads(payload)
-            except (ValueError, EOFError, TypeError) as exc:
-                raise DamagedJournal(offset, str(exc)) from None
-            problem = shape_problem(frame, run_id)
-            if problem is not None:
-                raise DamagedJournal(offset, problem)
-            start, offset = offset, offset + _HEADER.size + size
-            yield frame, start, offset
-
-
-class DamagedJournal(Exception):
-    """A journal frame that is complete but unreadable: what follows it is lost."""
-
-    def __init__(self, offset: int, reason: str) -> None:
-        super().__init__(f"journal damaged at byte {offset} ({reason}); later records lost")
-        self.offset = offset
 
 
 def ingest_journals(store: IngestTarget, workspace_dir: Path, progress: IngestProgress | None = None) -> int:
@@ -239,8 +190,103 @@ def _ingest_locked(store: IngestTarget, path: Path, alive: bool, progress: Inges
         return
     try:
         total = path.stat().st_size
+        try:
+            read = _ingest_at_once(store, path, run_id, offset, alive, total, progress)
+        except _REFUSED_ROWS:  # rolled back: find the refused frame one frame at a time
+            read = _ingest_frame_by_frame(store, path, run_id, offset, alive, total, progress)
     except FileNotFoundError:
         return
+    if read is None:
+        return  # another process is ingesting this journal concurrently
+    closed, closed_at, damage = read
+    if damage is not None and closed_at > damage.offset:
+        closed = None  # records before the closing frame were lost: the run is not complete
+    if damage is not None and alive:  # its writer still appends: settle it once the writer has ended
+        return
+    finished = closed is not None or not alive or damage is not None
+    with store.transaction() as conn:
+        if pending_prefix(conn, run_id) is None:  # else built when the prefix is copied
+            update_checkpoints(conn, run_id)
+        if closed is not None:
+            _, status, error, finished_at, metadata = closed
+            conn.execute(
+                "UPDATE runs SET status=?, error=?, finished_at=?, metadata=COALESCE(?, metadata) WHERE id=?",
+                (status, error, finished_at, metadata, run_id),
+            )
+        elif finished:
+            reason = str(damage) if damage else "the recording process ended without closing the run"
+            conn.execute(
+                "UPDATE runs SET status=?, error=?, finished_at=? WHERE id=? AND status='running'",
+                (RUN_INCOMPLETE, reason, time.time(), run_id),
+            )
+        if finished:
+            conn.execute("DELETE FROM journal_state WHERE run=?", (run_id,))
+    if finished:
+        if damage is not None:
+            aside = path.with_suffix(DAMAGED_SUFFIX)
+            path.rename(aside)
+            _log.warning("memtrace: run %s: %s; the journal was moved to %s", run_id, damage, aside)
+        else:
+            path.unlink(missing_ok=True)
+
+
+#: What a pass over a journal found: its closing frame (None if not read), where that frame starts,
+#: and the damage that stopped the reading (None if none).
+_Read = tuple[tuple | None, int, "DamagedJournal | None"]
+
+
+def _ingest_at_once(
+    store: IngestTarget,
+    path: Path,
+    run_id: str,
+    offset: int,
+    alive: bool,
+    total: int,
+    progress: IngestProgress | None,
+) -> _Read | None:
+    """Every complete frame from `offset` on in one transaction, rows batched across frames, with the
+    indexes rebuilt after the load when the run is new and large (journal_bulk.py); None when another
+    process moved the offset. Rows the store refuses roll it all back and raise."""
+    closed: tuple | None = None
+    closed_at = -1
+    damage: DamagedJournal | None = None
+    batch = RowBatch()
+    with store.transaction() as conn:
+        if _offset(conn, run_id) != offset:
+            return None
+        end = offset
+        with deferred_indexes(conn, offset == 0 and worth_deferring(conn, total)):
+            try:
+                for frame, start, end in read_frames(path, offset, run_id, final=not alive):
+                    if frame[0] == ROWS:
+                        batch.add(frame)
+                        if batch.size >= ROWS_PER_BATCH:
+                            batch.write(store, conn)
+                            if progress is not None:
+                                progress(run_id, end, total)
+                    else:
+                        closed, closed_at = frame, start
+            except DamagedJournal as exc:
+                damage = exc
+            batch.write(store, conn)
+        if end != offset:
+            _set_offset(conn, run_id, end)
+    if progress is not None and end != offset:
+        progress(run_id, end, total)
+    return closed, closed_at, damage
+
+
+def _ingest_frame_by_frame(
+    store: IngestTarget,
+    path: Path,
+    run_id: str,
+    offset: int,
+    alive: bool,
+    total: int,
+    progress: IngestProgress | None,
+) -> _Read | None:
+    """The slow path, after the store refused rows: frames committed in bounded transactions and,
+    where one fails, one by one, so the frames before the refused one are kept and it is the damage."""
     closed: tuple | None = None
     closed_at = -1
     damage: DamagedJournal | None = None
@@ -274,7 +320,7 @@ def _ingest_locked(store: IngestTarget, path: Path, alive: bool, progress: Inges
 
     try:
         try:
-            for frame, start, frame_end in _frames(path, offset, run_id, final=not alive):
+            for frame, start, frame_end in read_frames(path, offset, run_id, final=not alive):
                 end = frame_end
                 if frame[0] == ROWS:
                     pending.append((frame, start, frame_end))
@@ -282,44 +328,14 @@ def _ingest_locked(store: IngestTarget, path: Path, alive: bool, progress: Inges
                 else:
                     closed, closed_at = frame, start
                 if pending_rows >= ROWS_PER_TRANSACTION and not commit():
-                    return  # another process is ingesting this journal concurrently
+                    return None
         except DamagedJournal as exc:
             damage = exc
         if end != offset and not commit():
-            return
-    except FileNotFoundError:
-        return
+            return None
     except DamagedJournal as exc:  # rows refused: a frame before any damage the reading found
         damage = exc
-    if damage is not None and closed_at > damage.offset:
-        closed = None  # records before the closing frame were lost: the run is not complete
-    if damage is not None and alive:  # its writer still appends: settle it once the writer has ended
-        return
-    finished = closed is not None or not alive or damage is not None
-    with store.transaction() as conn:
-        if pending_prefix(conn, run_id) is None:  # else built when the prefix is copied
-            update_checkpoints(conn, run_id)
-        if closed is not None:
-            _, status, error, finished_at, metadata = closed
-            conn.execute(
-                "UPDATE runs SET status=?, error=?, finished_at=?, metadata=COALESCE(?, metadata) WHERE id=?",
-                (status, error, finished_at, metadata, run_id),
-            )
-        elif finished:
-            reason = str(damage) if damage else "the recording process ended without closing the run"
-            conn.execute(
-                "UPDATE runs SET status=?, error=?, finished_at=? WHERE id=? AND status='running'",
-                (RUN_INCOMPLETE, reason, time.time(), run_id),
-            )
-        if finished:
-            conn.execute("DELETE FROM journal_state WHERE run=?", (run_id,))
-    if finished:
-        if damage is not None:
-            aside = path.with_suffix(DAMAGED_SUFFIX)
-            path.rename(aside)
-            _log.warning("memtrace: run %s: %s; the journal was moved to %s", run_id, damage, aside)
-        else:
-            path.unlink(missing_ok=True)
+    return closed, closed_at, damage
 
 
 #: What the store raises for rows it cannot take (wrong types, a broken constraint): damage, not a

@@ -40,6 +40,8 @@ class JournalSink:
         self._blobs: list[tuple] = []
         self._dirty_cases: dict[str, Case] = {}
         self._pending = 0
+        #: Operations appended to the journal so far (a replay reports how many it re-ran).
+        self.ops_written = 0
         self._flush_lock = threading.Lock()
         # RowSink: an edge or a blob needs no bookkeeping, so the list's own append is the whole
         # method (one C call per event). `_take` empties the lists in place, so these stay bound.
@@ -97,6 +99,7 @@ class JournalSink:
             dirty, self._dirty_cases = self._dirty_cases, {}
             self._pending = 0
             cases = [case_row(case) for case in dirty.values()]
+            self.ops_written += len(ops)
             if ops or variables or edges or blobs or cases:
                 self._journal.append_rows(ops, variables, edges, blobs, cases)
 

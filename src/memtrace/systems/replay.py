@@ -46,6 +46,8 @@ class ReplayResult:
     cases: list[CaseResult] = field(default_factory=list)
     resumed_after_seq: int = 0
     seconds: float = 0.0
+    #: Operations re-executed (the reused prefix before `resumed_after_seq` is copied, not re-run).
+    replayed_ops: int = 0
 
     def case(self, case_id: str) -> CaseResult:
         for result in self.cases:
@@ -164,6 +166,7 @@ def _replay(
         results,
         resume_seq,
         time.perf_counter() - started,
+        recorder.ops_recorded,
     )
 
 

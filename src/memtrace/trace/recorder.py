@@ -299,6 +299,11 @@ class Recorder:
         if self._on_case is not None:
             self._on_case(self._cases[case_id])
 
+    @property
+    def ops_recorded(self) -> int:
+        """Operations this run wrote to its workspace so far (flushed ones): what a replay re-ran."""
+        return self._journal.ops_written if self._journal is not None else 0
+
     def flush(self) -> None:
         """Ask every sink to write out what it buffers."""
         for sink in self.sinks:

@@ -154,7 +154,7 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
     replayed = list(answered.context)
     lacking = check.lacking(replayed) if check.has_items else None
     checked = [
-        f"repair: {repair}; replayed {result.run_id}",
+        f"repair: {repair}; replayed {result.run_id} ({result.replayed_ops} operations re-run)",
         (
             f"the replayed context carries the evidence: {by_flow_rule.text!r}"
             f" (support {by_flow_rule.support:.2f})"
@@ -175,6 +175,7 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
         flow_confirmed=delivered is not None,
         answer_confirmed=answered.correct,
         checked=checked,
+        replayed_ops=result.replayed_ops,
     )
     anatomy = case_anatomy(graph, case)
     if answered.correct:

@@ -35,6 +35,7 @@ class Verification:
     checked: list[str] = field(default_factory=list)
     second_faults: list[dict[str, Any]] = field(default_factory=list)
     why: str = ""  # a short stable key of the reason, for counting ("loss-recurs", "no-repair", ...)
+    replayed_ops: int | None = None  # operations the repair replay re-ran (None: no replay)
 
     def record(self) -> Attribution:
         """The attribution with this outcome written onto it (ready to store)."""
@@ -47,6 +48,7 @@ class Verification:
             "checked": list(self.checked),
             "replayed_answer": self.answer,
             "second_faults": list(self.second_faults),
+            "replayed_ops": self.replayed_ops,
         }
         return item
 
@@ -81,4 +83,22 @@ def verification_summary(attributions: list[Attribution]) -> dict[str, Any]:
         },
         "by_type": {kind: dict(counts) for kind, counts in sorted(by_type.items())},
         "reasons": dict(reasons.most_common()),
+        "replayed_ops": _replayed_ops(attributions),
+    }
+
+
+def _replayed_ops(attributions: list[Attribution]) -> dict[str, Any]:
+    """How many operations each claim's repair replay re-ran: a replay resumes at the nearest snapshot
+    before the repair, so this stays far below the run's size for a late operation."""
+    per_claim = [
+        {"run": a.run_id, "case": a.case_id, "ops": (a.verification or {}).get("replayed_ops")}
+        for a in attributions
+        if (a.verification or {}).get("replayed_ops") is not None
+    ]
+    counts = [item["ops"] for item in per_claim]
+    return {
+        "replays": len(counts),
+        "total": sum(counts),
+        "max": max(counts, default=0),
+        "per_claim": per_claim,
     }

@@ -1,0 +1,109 @@
+"""Indexing a whole journal in one transaction: rows batched across frames, indexes built after the load.
+
+Row-by-row index upkeep was most of what indexing a journal cost. A run that brings at least as
+many rows as the tables already hold (the usual case: a fresh workspace, one big run) has its
+tables' secondary indexes dropped inside the transaction and rebuilt by sorting once at its end;
+a small run among many keeps them (rebuilding would cost the whole workspace). Dropping and
+creating are part of the transaction, so a rollback (rows the store refuses) restores them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Protocol
+
+#: The tables whose secondary indexes a bulk load rebuilds (their primary keys stay: they keep
+#: `INSERT OR REPLACE` exact).
+BULK_TABLES = ("ops", "vars", "edges")
+
+#: Fewer rows than this are inserted with the indexes in place: rebuilding costs more than it saves.
+MIN_BULK_ROWS = 20_000
+
+#: Rows handed to SQLite per `executemany` round: bounds the memory a journal of millions of rows takes.
+ROWS_PER_BATCH = 100_000
+
+
+class RowWriter(Protocol):
+    """What a batch needs of the store (store.py's `Store.insert_rows_in`)."""
+
+    def insert_rows_in(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        ops: Sequence[tuple] = (),
+        variables: Sequence[tuple] = (),
+        edges: Sequence[tuple] = (),
+        blobs: Sequence[tuple] = (),
+        cases: Sequence[tuple] = (),
+    ) -> None: ...
+
+
+@dataclass(slots=True)
+class RowBatch:
+    """Rows of several frames gathered per table, so each table takes one `executemany` per batch."""
+
+    ops: list[tuple] = field(default_factory=list)
+    variables: list[tuple] = field(default_factory=list)
+    edges: list[tuple] = field(default_factory=list)
+    blobs: list[tuple] = field(default_factory=list)
+    cases: list[tuple] = field(default_factory=list)
+    size: int = 0
+
+    def add(self, frame: tuple) -> None:
+        """Add a rows frame (`("rows", ops, ...)`); the order within each table is kept."""
+        _, ops, variables, edges, blobs, cases = frame
+        self.ops += ops
+        self.variables += variables
+        self.edges += edges
+        self.blobs += blobs
+        self.cases += cases
+        self.size += len(ops) + len(variables) + len(edges) + len(blobs) + len(cases)
+
+    def write(self, store: RowWriter, conn: sqlite3.Connection) -> None:
+        """Insert the gathered rows inside the caller's transaction and start empty again."""
+        if self.size:
+            store.insert_rows_in(
+                conn,
+                ops=self.ops,
+                variables=self.variables,
+                edges=self.edges,
+                blobs=self.blobs,
+                cases=self.cases,
+            )
+        self.ops, self.variables, self.edges, self.blobs, self.cases = [], [], [], [], []
+        self.size = 0
+
+
+def worth_deferring(conn: sqlite3.Connection, incoming_bytes: int, bytes_per_row: int = 70) -> bool:
+    """Whether a load of about `incoming_bytes` of journal should rebuild the indexes afterwards:
+    when it brings at least as many rows as the tables hold, so a rebuild costs at most twice the load."""
+    incoming = incoming_bytes // bytes_per_row
+    if incoming < MIN_BULK_ROWS:
+        return False
+    # The edges' rowid counts every edge ever stored: a cheap upper bound on the tables' size.
+    held = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM edges").fetchone()[0]
+    return incoming >= held
+
+
+@contextmanager
+def deferred_indexes(conn: sqlite3.Connection, defer: bool) -> Iterator[None]:
+    """Inside the caller's transaction: drop the bulk tables' secondary indexes, yield, then recreate
+    them (each built by one sort). A no-op when not `defer`. (A larger page cache was tried: the
+    commit then wrote every dirty page at once, and the load took longer.)"""
+    if not defer:
+        yield
+        return
+    marks = ",".join("?" * len(BULK_TABLES))
+    indexes = conn.execute(
+        "SELECT name, sql FROM sqlite_master"
+        f" WHERE type='index' AND sql IS NOT NULL AND tbl_name IN ({marks})",
+        BULK_TABLES,
+    ).fetchall()
+    for name, _ in indexes:
+        conn.execute(f'DROP INDEX "{name}"')
+    yield
+    for _, sql in indexes:
+        conn.execute(sql)
