@@ -205,3 +205,30 @@ def test_evidence_about_the_other_speaker_is_a_suspected_annotation_error(tmp_pa
     with ws:
         assert result.error_type == "AnnotationError", result.explanation
         assert "Ama" in result.explanation and "Kofi" in result.explanation and result.op_id is None
+
+
+def test_a_question_about_a_wish_is_answered_by_the_plan(tmp_path: Path) -> None:
+    """'What does Nadia want to try?' is answered by her plan: the plan's turn is traced, not a later
+    turn that happens to mention the same sport."""
+    with mt.run(tmp_path, name="wish", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            plan = op.output("D2:3", "Nadia: I want to try kayaking on the lake.", category="message")
+            other = op.output(
+                "D9:1", "Omar: My cousin went kayaking in Norway, she loved it.", category="message"
+            )
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(plan)
+            run.memory("mem-1").create({"memory": "Nadia likes the lake"}, by=op)
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(other)
+            run.memory("mem-2").create({"memory": "Omar's cousin went kayaking in Norway"}, by=op)
+        case = run.case("What does Nadia want to try on the lake?", gold="kayaking", evidence=["D2:3"])
+        with mt.op("answer", category="response") as op:
+            prediction = op.output("prediction", "swimming", category="prediction")
+        case.predict("swimming", var=prediction)
+        case.judge(False)
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "ExtractionError", result.explanation
+        extraction = ws.graph(run.id).op(result.op_id)
+        assert any(v.name == "D2:3" for v in ws.graph(run.id).inputs(extraction.id)), result.explanation

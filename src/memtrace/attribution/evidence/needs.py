@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ...eval.strict import strip_dates
 from ...graph import Case, GraphQueries, VariableVersion
 from .locate import message_text, message_versions, run_speakers
-from .words import STAMP, answer_item_texts, content_stems, plan_aware_stems, unplanned
+from .words import HEDGE, STAMP, answer_item_texts, content_stems, plan_aware_stems, unplanned
 
 _DIALOGUE_ID = re.compile(r"^(?P<session>D\d+):\d+$")
 _NUMBER_WORDS = frozenset(
@@ -109,11 +109,13 @@ def answer_needs(
     sessions = {s for s in (session_of(v) for v in annotated) if s is not None}
     near = [(v, w) for v, w in turns if v.id in annotated_ids or session_of(v) in sessions]
     needs = AnswerNeeds()
+    # A question about a plan or a wish ("what does John want to teach...") is answered by the plan.
+    done_first = not HEDGE.search(case.question)
     for gold in case.gold:
         for text, words in answer_item_texts(gold):
             if any(other.words == words for other in needs.items):
                 continue
-            need = _stating(text, words, turns, near, annotated_ids, sessions, asked)
+            need = _stating(text, words, turns, near, annotated_ids, sessions, asked, done_first)
             if need is None:
                 needs.unstated.append(text)
             else:
@@ -133,6 +135,7 @@ def _stating(
     annotated: set[str],
     sessions: set[str],
     asked: frozenset[str],
+    done_first: bool = True,
 ) -> ItemNeed | None:
     """The turns stating one item: the annotated ones, else their sessions', else the conversation's;
     None if none does."""
@@ -145,7 +148,7 @@ def _stating(
         stages.append(("conversation", [v for v, w in stating if (w - words) & asked]))
     # The nearest turns that state it (a later look-alike is another event); a plan ("thinking about
     # kayaking") gives way to a turn saying it happened, wherever that turn is.
-    for done in (True, False):
+    for done in (True, False) if done_first else (False,):
         for where, chosen in stages:
             picked = [v for v in chosen if not done or v.id in done_ids]
             if picked:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ...graph.values import value_text
@@ -296,6 +296,7 @@ class OverlapScorer:
         prove nothing about a line's source: every memory of the speaker has them.
         """
         asked = content_stems(question)
+        asks_plan = bool(HEDGE.search(question))
         answer = frozenset().union(*(content_stems(g) for g in gold)) - asked if gold else frozenset()
         named = [t.split(": ", 1)[0] for _, t in evidence if ": " in t[:40]]
         speakers = frozenset().union(*(content_stems(name) for name in [*speakers, *named]))
@@ -310,7 +311,10 @@ class OverlapScorer:
             linked = asked & words
             keys.append(frozenset(stated | linked) if stated else frozenset(words - asked) or words)
             labels.append(label)
-            statements.append(_statements(body, answer, speakers, asked, items))
+            stating = _statements(body, answer, speakers, asked, items)
+            if asks_plan:  # the question is about a plan or a wish: a part planning it carries it
+                stating = tuple(replace(statement, hedged=True) for statement in stating)
+            statements.append(stating)
         per_message = [stated_items(gold, text) for _, text in evidence]
         stated = {item for found in per_message for item in found}
         unstated = (_what_words(item - asked, speakers) for item in items if item not in stated)
