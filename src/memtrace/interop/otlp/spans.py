@@ -338,7 +338,8 @@ def _model_attributes(attributes: dict[str, Any], op: Operation) -> None:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             attributes[target] = value
     provider = meta.get("provider") or meta.get("backend")
-    attributes[PROVIDER_NAME] = provider if isinstance(provider, str) and provider else "openai"
+    if isinstance(provider, str) and provider:  # an unknown provider is left out, never guessed
+        attributes[PROVIDER_NAME] = provider
     usage = meta.get("usage") if isinstance(meta.get("usage"), dict) else {}
     for key, target in (("input_tokens", USAGE_INPUT_TOKENS), ("output_tokens", USAGE_OUTPUT_TOKENS)):
         value = usage.get(key, usage.get(key.replace("input", "prompt").replace("output", "completion")))
