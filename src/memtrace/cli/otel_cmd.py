@@ -14,6 +14,7 @@ from rich.console import Console
 from ..attribution.model import load_attributions
 from ..errors import MemtraceError
 from ..graph import Workspace
+from ..graph.model import Run
 from ..interop.otlp.spans import EvaluationResult
 
 
@@ -72,6 +73,20 @@ def export_run(
     return f"exported run {run.id} ({run.name}) as {len(spans)} OpenTelemetry spans " + " and ".join(done)
 
 
+def content_notes(runs: list[Run]) -> list[str]:
+    """One line per run that memtrace exported without `--content`: attribution needs the texts."""
+    notes = []
+    for run in runs:
+        source = run.metadata.get("source")
+        if isinstance(source, dict) and source.get("format") == "otlp" and source.get("content") is False:
+            notes.append(
+                f"note: {run.name} ({run.id}) was exported without --content: its cases have no question,"
+                " gold answers or prediction and its memory no text, so attribution has nothing to follow;"
+                " export it again with --content to attribute it here"
+            )
+    return notes
+
+
 def looks_like_otlp(path: Path) -> bool:
     """True for a file that `--format auto` should read as OTLP: a protobuf suffix, or JSON that
     starts with OTLP's `resourceSpans`."""
@@ -125,16 +140,16 @@ def listen(
     from ..interop.otlp.receiver import OtlpReceiver, is_loopback
 
     specs = read_cases_file(cases) if cases is not None else []
-    receiver = OtlpReceiver(
-        ws.store,
-        host,
-        port,
-        cases=specs,
-        expose=expose,
-        on_import=lambda runs: console.print(
-            "imported " + ", ".join(f"{r.id} ({r.name})" for r in runs), highlight=False
-        ),
-    )
+    noted: set[str] = set()
+
+    def imported(runs: list[Run]) -> None:
+        console.print("imported " + ", ".join(f"{r.id} ({r.name})" for r in runs), highlight=False)
+        for run in (r for r in runs if r.id not in noted):  # re-imported with every request: said once
+            for note in content_notes([run]):
+                noted.add(run.id)
+                console.print(note, highlight=False)
+
+    receiver = OtlpReceiver(ws.store, host, port, cases=specs, expose=expose, on_import=imported)
     if not is_loopback(host):
         reach = "any of this machine's network addresses" if host in ("0.0.0.0", "::") else host
         console.print(

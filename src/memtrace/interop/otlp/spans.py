@@ -53,6 +53,9 @@ RUN_NAME = "memtrace.run.name"
 CASE_ID = "memtrace.case.id"
 LINK_KIND = "memtrace.link.kind"
 MEMORY_VERSION = "memtrace.memory.version"
+VAR_ID = "memtrace.var.id"
+#: `memtrace.link.kind` of an answer span's links to the spans that wrote what it read.
+CONTEXT_LINK = "context-written-by"
 
 #: The memory values of `gen_ai.operation.name`.
 CREATE, UPDATE, UPSERT, DELETE, SEARCH = (
@@ -246,6 +249,12 @@ def op_span(
                 attributes[OUTPUT_MESSAGES] = messages_json(values.get(reply[-1].id), "assistant")
         model = attributes.get(REQUEST_MODEL)
         name = f"{operation} {model}" if model else operation
+    if op.category == "response":  # what the answer read (question, context) and which span wrote it
+        links = [
+            LinkSpec(producers[v.id], {VAR_ID: v.id, LINK_KIND: CONTEXT_LINK})
+            for v in inputs
+            if v.id in producers
+        ]
     error = op.metadata.get("error") if op.status != "ok" else None
     if error is not None:
         attributes[ERROR_TYPE] = str(error).split(":", 1)[0][:120] or op.status
