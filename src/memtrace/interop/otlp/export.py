@@ -3,11 +3,11 @@
 One span per operation, nested as the operations nest, under one `invoke_workflow` span for the run;
 retrievals link to the spans that wrote the memory records they returned, and each judged case's
 answer span carries `gen_ai.evaluation.result` events (the judge's verdict and any attributions
-handed in), so a trace UI shows why an answer failed. Every span also carries the run's graph in
-memtrace's own attributes (graphspans.py), so `memtrace import` rebuilds the run as recorded. Span
-and trace ids derive from the run and operation ids: exporting again replaces rather than
-duplicates in receivers that keep the last copy. Needs the `memtrace[otel]` extra; nothing here
-is imported by `import memtrace`.
+handed in). Receivers fold events away, so the blamed operations and the judges of wrong answers
+also end ERROR (marks.py). Every span carries the run's graph in memtrace's own attributes
+(graphspans.py), so `memtrace import` rebuilds the run as recorded. Span and trace ids derive from
+the run and operation ids: exporting again replaces rather than duplicates in receivers that keep
+the last copy. Needs the `memtrace[otel]` extra; nothing here is imported by `import memtrace`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from ...graph.store import Store
 from ...graph.view import GraphView
 from ...vocabulary import CaseVerdict
 from . import graphspans
+from .marks import Blame, mark_blamed, mark_wrong_judges
 from .spans import (
     EvaluationResult,
     EventSpec,
@@ -63,10 +64,12 @@ def plan_run(
     *,
     content: bool = False,
     evaluations: Iterable[EvaluationResult] = (),
+    blames: Iterable[Blame] = (),
 ) -> list[SpanSpec]:
     """The spans of a stored run, root first, then operations in seq order (parents before children).
 
-    Each span also carries the run's graph (graphspans.py) so that an import rebuilds it.
+    Each span also carries the run's graph (graphspans.py) so that an import rebuilds it; `blames`
+    (stored attributions) and the judges of wrong answers mark their spans ERROR (marks.py).
     """
     view = GraphView(store, store.run(run_id))
     run = view.run
@@ -112,6 +115,13 @@ def plan_run(
     by_op = {s.op_id: s for s in specs if s.op_id is not None}
     cases = store.cases(run.id)
     _case_events(view, cases, [*evaluations], by_op, root, content=content)
+    mark_blamed(by_op, blames)
+    judges = {
+        c.prediction_var: [op.id for op in view.consumers(c.prediction_var) if op.category == "evaluation"]
+        for c in cases
+        if c.failed and c.prediction_var and view.has_var(c.prediction_var)
+    }
+    mark_wrong_judges(by_op, judges, cases)
     return [root, *specs]
 
 
@@ -217,6 +227,7 @@ def run_spans(
     *,
     content: bool = False,
     evaluations: Iterable[EvaluationResult] = (),
+    blames: Iterable[Blame] = (),
 ) -> list[ReadableSpan]:
     """The finished SDK spans of a stored run (what the exporters send)."""
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -226,7 +237,7 @@ def run_spans(
     collected = InMemorySpanExporter()
     run = store.run(run_id)
     provider = planned_provider(run, processor=SimpleSpanProcessor(collected))
-    specs = plan_run(store, run.id, content=content, evaluations=evaluations)
+    specs = plan_run(store, run.id, content=content, evaluations=evaluations, blames=blames)
     emit(specs, run.id, provider)
     provider.shutdown()
     return list(collected.get_finished_spans())
@@ -284,11 +295,12 @@ def export_otlp(
     protocol: str = "http/protobuf",
     content: bool = False,
     evaluations: Iterable[EvaluationResult] = (),
+    blames: Iterable[Blame] = (),
     timeout: float = 10.0,
 ) -> int:
     """Send one stored run to an OTLP receiver; returns the number of spans sent."""
     exporter = span_exporter(endpoint, protocol, timeout=timeout)
-    spans = run_spans(store, run_id, content=content, evaluations=evaluations)
+    spans = run_spans(store, run_id, content=content, evaluations=evaluations, blames=blames)
     return send_spans(spans, exporter, endpoint)
 
 
@@ -369,6 +381,7 @@ def _planned_ids_class() -> type:
 
 __all__ = [
     "PROTOCOLS",
+    "Blame",
     "EvaluationResult",
     "emit",
     "export_otlp",

@@ -36,6 +36,7 @@ from . import _attrs as read
 from . import spans as keys
 from ._wire import WireSpan, read_otlp_file
 from .cases import CaseSpec
+from .marks import MARK
 from .native import NativeTrace, is_memtrace_graph
 
 _CATEGORY = {
@@ -85,11 +86,8 @@ def import_spans(
     for trace_id, trace_spans in traces.items():
         label = name if name is None or len(traces) == 1 else f"{name}/{trace_id[:8]}"
         found = list(trace_spans.values())
-        builder: _TraceBuilder | NativeTrace
-        if is_memtrace_graph(found):  # memtrace's own export: its graph, as recorded
-            builder = NativeTrace(trace_id, found, source, label)
-        else:
-            builder = _TraceBuilder(trace_id, found, source, label)
+        reader = NativeTrace if is_memtrace_graph(found) else _TraceBuilder  # memtrace's export: as recorded
+        builder = reader(trace_id, found, source, label)
         builder.build(cases)
         builder.write(store)
         runs.append(builder.run)
@@ -183,7 +181,7 @@ class _TraceBuilder:
         elif span.kind in keys.OTHER_KINDS:  # server, producer, consumer: imported like any other
             metadata[keys.SPAN_KIND] = span.kind
         status = "ok"
-        if span.error is not None:
+        if span.error is not None and MARK not in attrs:  # memtrace's own mark is no failure
             status, metadata["error"] = "error", span.error
         self.ops.append(
             (

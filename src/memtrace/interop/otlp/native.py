@@ -26,6 +26,7 @@ from . import graphspans as g
 from . import spans as keys
 from ._wirespan import WireSpan
 from .cases import CaseSpec
+from .marks import MARK
 
 #: The placeholder category of a version an operation names but no span received describes.
 UNDESCRIBED = "undescribed"
@@ -99,9 +100,9 @@ class NativeTrace:
         attrs = span.attributes
         metadata = _json(attrs.get(g.OP_METADATA), {})
         status = _text(attrs.get(g.OP_STATUS))
-        if status is None:  # an export without it: the span's status
-            status = "error" if span.error is not None else "ok"
-        if status != "ok" and span.error is not None:
+        if status is None:  # an export without it: the span's status, unless memtrace's own mark
+            status = "error" if span.error is not None and MARK not in attrs else "ok"
+        if status != "ok" and span.error is not None and MARK not in attrs:
             metadata.setdefault("error", span.error)
         if g.OP_METADATA not in attrs:  # no recorded metadata: keep the kind, so an export gives it back
             if span.kind in (keys.CLIENT, keys.INTERNAL):
