@@ -18,7 +18,9 @@ from typer.testing import CliRunner
 from memtrace.attribution.model import load_attributions
 from memtrace.cli.app import app
 from memtrace.graph import Workspace
+from memtrace.graph.model import VariableVersion
 from memtrace.interop.otlp._wire import read_otlp_file
+from memtrace.interop.otlp.graphspans import describe, rebuilt
 
 SYSTEMS = ("long_context", "rag", "mem0", "evermemos")
 
@@ -71,10 +73,12 @@ def test_every_case_keeps_its_error_type_and_operation(demo: Path, tmp_path: Pat
     assert len(determined) * 2 >= len(original)  # real error types compared, not Undetermined alone
 
 
-def test_the_round_trip_keeps_the_graph_and_the_cases(demo: Path, tmp_path: Path) -> None:
-    run_id = _round_trip(demo, tmp_path, "mem0", content=True)
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_the_round_trip_keeps_the_graph_and_the_cases(demo: Path, tmp_path: Path, system: str) -> None:
+    """Every value too: long_context's window and the buffers travel as changes to their last version."""
+    run_id = _round_trip(demo, tmp_path, system, content=True)
     with Workspace(demo) as ws, Workspace(tmp_path / "back") as back:
-        run = ws.run("mem0/sample-0")
+        run = ws.run(f"{system}/sample-0")
         ops = [(o.id, o.seq, o.parent_op, o.name, o.category, o.status) for o in ws.store.ops(run.id)]
         assert [
             (o.id, o.seq, o.parent_op, o.name, o.category, o.status) for o in back.store.ops(run_id)
@@ -140,3 +144,23 @@ def test_without_content_the_structure_travels_and_the_cli_says_what_is_missing(
             assert (kept.question, kept.gold, kept.prediction) == ("", [], None)
     attributed = _cli("attribute", tmp_path / "back")
     assert "exported without --content" in " ".join(attributed.split())
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "change"),
+    [
+        (["a", "b"], ["a", "b", "c"], (0, ["c"])),  # a window that grew
+        (["a", "b", "c"], ["b", "c", "d"], (1, ["d"])),  # a window trimmed at its head as it grew
+        (["a", "b"], ["x", "y"], None),  # nothing kept: written whole
+        ("a b", "a b c", None),  # not lists
+        ([], ["a"], None),
+    ],
+)
+def test_a_list_that_grew_travels_as_its_change(before: object, after: object, change: object) -> None:
+    version = VariableVersion("r", "w@2", "w", 2, 7, "memory_entry", "hash")
+    record = describe(version, {"w@2": after}, content=True, previous=("w@1", before))
+    if change is None:
+        assert record["value"] == after and "base" not in record
+    else:
+        assert (record["base"], record["drop"], record["append"]) == ("w@1", *change)
+        assert "value" not in record and rebuilt(record, before) == after

@@ -51,6 +51,7 @@ def _duplicate_case_events(spans: Spans) -> None:
     carriers[0]["events"] = carriers[0]["events"] * 3
 
 
+OUT_OF_RANGE = [{"id": "w@1", "seq": 1, "value": [1]}, {"id": "w@2", "seq": 2, "base": "w@1", "drop": 9}]
 MANGLINGS: dict[str, Callable[[Spans], None]] = {
     "vars-not-a-list": lambda s: _set(s, "memtrace.vars", {"stringValue": '{"id": 5}'}),
     "vars-of-odd-records": lambda s: _set(
@@ -65,6 +66,12 @@ MANGLINGS: dict[str, Callable[[Spans], None]] = {
     "one-op-id-everywhere": lambda s: _set(s, "memtrace.op.id", {"stringValue": "same#1"}),
     "case-events-repeated": _duplicate_case_events,
     "metadata-not-an-object": lambda s: _set(s, "memtrace.op.metadata", {"stringValue": "[1, 2]"}),
+    "a-change-of-nothing": lambda s: _set(
+        s,
+        "memtrace.vars",
+        {"stringValue": '[{"id": "w@2", "seq": 1, "base": "w@1", "drop": 0, "append": [1]}]'},
+    ),
+    "a-change-out-of-range": lambda s: _set(s, "memtrace.vars", {"stringValue": json.dumps(OUT_OF_RANGE)}),
 }
 
 

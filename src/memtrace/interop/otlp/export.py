@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ...errors import MemtraceError
-from ...graph.model import MEMORY_ENTRY, Case, Run
+from ...graph.model import MEMORY_ENTRY, Case, Run, VariableVersion
 from ...graph.store import Store
 from ...graph.view import GraphView
 from ...vocabulary import CaseVerdict
@@ -100,7 +100,10 @@ def plan_run(
             producers=producers,
             content=content,
         )
-        described = [graphspans.describe(v, values, content=content) for v in introduced[op.id]]
+        described = [
+            graphspans.describe(v, values, content=content, previous=_previous(view, v) if content else None)
+            for v in introduced[op.id]
+        ]
         spec.attributes.update(graphspans.op_attributes(op, inputs, outputs, described, content=content))
         specs.append(spec)
     start = min([run.created_at, *(s.start for s in specs)]) if specs else run.created_at
@@ -149,6 +152,14 @@ def _case_events(
     for result in evaluations:
         target = answers.get(result.case_id, root)
         target.events.append(evaluation_event(result, target.end))
+
+
+def _previous(view: GraphView, version: VariableVersion) -> tuple[str, Any] | None:
+    """The id and value of the version before this one of the same variable (None: none, or deleted)."""
+    earlier = [v for v in view.versions(version.name) if v.version < version.version]
+    if not earlier or earlier[-1].deleted:
+        return None
+    return earlier[-1].id, view.value(earlier[-1].id)
 
 
 def _answer_op(view: GraphView, case: Case) -> str | None:

@@ -33,7 +33,8 @@ OP_INPUTS = "memtrace.op.inputs"
 OP_OUTPUTS = "memtrace.op.outputs"
 OP_STATUS = "memtrace.op.status"
 OP_METADATA = "memtrace.op.metadata"  # content: JSON (rankings, decisions: may quote the run's text)
-#: JSON list of the versions a span introduces: {id, category, seq[, deleted][, value, metadata]}.
+#: JSON list of the versions a span introduces: {id, category, seq[, deleted][, value, metadata]};
+#: a list that grew from the version before it says so instead: {base, drop, append} (see `describe`).
 VARS = "memtrace.vars"
 #: On a case's event (its judge verdict, or `memtrace.case` for a case never judged).
 CASE_EVENT = "memtrace.case"
@@ -88,17 +89,55 @@ def op_attributes(
     return attributes
 
 
-def describe(version: VariableVersion, values: Mapping[str, Any], *, content: bool) -> dict[str, Any]:
-    """One version as the importer reads it back; its value and metadata only with content."""
+def describe(
+    version: VariableVersion,
+    values: Mapping[str, Any],
+    *,
+    content: bool,
+    previous: tuple[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One version as the importer reads it back; its value and metadata only with content.
+
+    A list that is the `previous` version's (id, value) with items dropped from its head and added
+    at its tail (a context window, a message buffer) goes as that change: written whole, every
+    version of a growing window would make the export quadratic in the conversation's length.
+    """
     record: dict[str, Any] = {"id": version.id, "category": version.category, "seq": version.seq}
     if version.deleted:
         record["deleted"] = True
     if content:
         if not version.deleted:
-            record["value"] = values.get(version.id)
+            value = values.get(version.id)
+            change = _list_change(previous[1], value) if previous is not None else None
+            if previous is not None and change is not None:
+                record["base"], (record["drop"], record["append"]) = previous[0], change
+            else:
+                record["value"] = value
         if version.metadata:
             record["metadata"] = version.metadata
     return record
+
+
+def rebuilt(record: Mapping[str, Any], base: Any) -> list[Any] | None:
+    """The list a {base, drop, append} record stands for, given its base's value (None: cannot)."""
+    drop, append = record.get("drop"), record.get("append")
+    if not isinstance(base, list) or not isinstance(append, list):
+        return None
+    if not isinstance(drop, int) or isinstance(drop, bool) or not 0 <= drop <= len(base):
+        return None
+    return base[drop:] + append
+
+
+def _list_change(before: Any, after: Any) -> tuple[int, list[Any]] | None:
+    """(items dropped from the head, items appended) turning `before` into `after`, when both are
+    lists and that is shorter than `after` itself."""
+    if not isinstance(before, list) or not isinstance(after, list) or not before or not after:
+        return None
+    for drop in (k for k, item in enumerate(before) if item == after[0]):
+        kept = len(before) - drop
+        if kept <= len(after) and before[drop:] == after[:kept]:
+            return (drop, after[kept:]) if kept > 0 else None
+    return None
 
 
 def introductions(

@@ -67,6 +67,7 @@ class NativeTrace:
         self.vars: list[tuple] = []
         self.edges: list[tuple] = []
         self.blobs: dict[str, tuple] = {}
+        self.lists: dict[str, list[Any]] = {}  # list values by version id: the bases of later changes
         self.cases: list[Case] = []
 
     def build(self, specs: Sequence[CaseSpec]) -> None:
@@ -88,8 +89,8 @@ class NativeTrace:
                     self.edges.append((self.run.id, op_id, var_id, role, None, None))
         for var_id, seq in named.items():  # a partial trace (a receiver mid-run): kept, value unknown
             described.setdefault(var_id, ({"id": var_id, "category": UNDESCRIBED, "seq": seq}, 0.0))
-        self.vars = [self._var_row(record, start) for record, start in described.values()]
-        self.vars.sort(key=lambda row: row[4])
+        records = sorted(described.values(), key=lambda item: _int(item[0].get("seq")))
+        self.vars = [self._var_row(record, start) for record, start in records]  # a base before its change
         for span in [self.root, *self.spans]:
             for event_name, _time, attributes in span.events:
                 if _is_case_event(event_name, attributes):
@@ -121,13 +122,18 @@ class NativeTrace:
         deleted = record.get("deleted") is True
         blob = None
         known, value = "value" in record, record.get("value")
+        if not known and "base" in record:  # a list that grew from its version before
+            rebuilt = g.rebuilt(record, self.lists.get(str(record["base"])))
+            known, value = rebuilt is not None, rebuilt
+        if isinstance(value, list):
+            self.lists[var_id] = value
         if not known and record.get("category") == MEMORY_ENTRY:
             known, value = True, {"id": name or var_id}  # no content: a record is its id, as in GenAI traces
         if known and not deleted:
             digest, encoding, data = encode_value(value)
             self.blobs.setdefault(digest, (digest, encoding, data))
             blob = digest
-        seq = record.get("seq") if isinstance(record.get("seq"), int) else 0
+        seq = _int(record.get("seq"))
         metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else None
         category = str(record.get("category") or UNDESCRIBED)
         row = (self.run.id, var_id, name or var_id, version, seq, category, blob, int(deleted))
@@ -186,8 +192,11 @@ def _apply_specs(cases: list[Case], specs: Sequence[CaseSpec]) -> None:
 
 
 def _seq_of(span: WireSpan) -> int:
-    seq = span.attributes.get(keys.OP_SEQ)
-    return seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
+    return _int(span.attributes.get(keys.OP_SEQ))
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _json(raw: Any, default: Any) -> Any:
