@@ -15,12 +15,16 @@ pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra is not ins
 
 from typer.testing import CliRunner
 
+import memtrace as mt
+from conftest import OpenWorkspace
 from memtrace.attribution.model import load_attributions
 from memtrace.cli.app import app
 from memtrace.graph import Workspace
 from memtrace.graph.model import VariableVersion
+from memtrace.interop.otlp import export
 from memtrace.interop.otlp._wire import read_otlp_file
 from memtrace.interop.otlp.graphspans import describe, rebuilt
+from memtrace.interop.otlp.receiver import OtlpReceiver
 
 SYSTEMS = ("long_context", "rag", "mem0", "evermemos")
 
@@ -98,6 +102,28 @@ def test_the_round_trip_keeps_the_graph_and_the_cases(demo: Path, tmp_path: Path
         imported = back.run(run_id)
         assert (imported.name, imported.system, imported.dataset) == (run.name, run.system, run.dataset)
         assert imported.config == run.config
+
+
+def test_through_the_receiver_in_many_requests_the_error_types_are_kept(
+    demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, open_ws: OpenWorkspace
+) -> None:
+    """`export --endpoint` to `import --listen`: the run is rebuilt from every span so far after each
+    request (a partial graph in between), and the last request leaves the whole run."""
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="the otel extra is not installed")
+    monkeypatch.setattr(export, "EXPORT_BATCH", 40)
+    with Workspace(tmp_path / "back", create=True) as back:
+        receiver = OtlpReceiver(back.store, "127.0.0.1", 0).start()
+        try:
+            with Workspace(demo) as ws:
+                original_id = ws.run("mem0/sample-0").id
+                sent = export.export_otlp(ws.store, original_id, receiver.endpoint, content=True)
+        finally:
+            receiver.close()
+        assert receiver.requests == -(-sent // 40) > 1
+    mt.attribute(open_ws(tmp_path / "back"), "flow")
+    with Workspace(tmp_path / "back") as back:
+        (run,) = back.runs()
+    assert _blames(tmp_path / "back", run.id) == _blames(demo, original_id)
 
 
 def test_the_answer_span_links_to_the_spans_that_wrote_its_context(demo: Path, tmp_path: Path) -> None:
