@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ...errors import MemtraceError
-from ...graph.model import MEMORY_ENTRY, Case, Run, VariableVersion
+from ...graph.model import MEMORY_ENTRY, Case, Run
 from ...graph.store import Store
 from ...graph.view import GraphView
 from ...vocabulary import CaseVerdict
@@ -101,7 +101,9 @@ def plan_run(
             content=content,
         )
         described = [
-            graphspans.describe(v, values, content=content, previous=_previous(view, v) if content else None)
+            graphspans.describe(
+                v, values, content=content, previous=graphspans.previous(view, v) if content else None
+            )
             for v in introduced[op.id]
         ]
         spec.attributes.update(graphspans.op_attributes(op, inputs, outputs, described, content=content))
@@ -152,14 +154,6 @@ def _case_events(
     for result in evaluations:
         target = answers.get(result.case_id, root)
         target.events.append(evaluation_event(result, target.end))
-
-
-def _previous(view: GraphView, version: VariableVersion) -> tuple[str, Any] | None:
-    """The id and value of the version before this one of the same variable (None: none, or deleted)."""
-    earlier = [v for v in view.versions(version.name) if v.version < version.version]
-    if not earlier or earlier[-1].deleted:
-        return None
-    return earlier[-1].id, view.value(earlier[-1].id)
 
 
 def _answer_op(view: GraphView, case: Case) -> str | None:

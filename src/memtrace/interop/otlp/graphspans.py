@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ...graph.model import Case, Operation, Run, VariableVersion
+from ...graph.queries import GraphQueries
 
 #: Root span: the layout of these attributes (the importer rebuilds the graph when it is present).
 GRAPH_VERSION = "memtrace.graph.version"
@@ -116,6 +117,15 @@ def describe(
         if version.metadata:
             record["metadata"] = version.metadata
     return record
+
+
+def previous(view: GraphQueries, version: VariableVersion) -> tuple[str, Any] | None:
+    """The id and value of the version before this one of the same variable (None: none, or deleted):
+    what `describe` may write this one as a change of."""
+    earlier = [v for v in view.versions(version.name) if v.version < version.version]
+    if not earlier or earlier[-1].deleted:
+        return None
+    return earlier[-1].id, view.value(earlier[-1].id)
 
 
 def rebuilt(record: Mapping[str, Any], base: Any) -> list[Any] | None:
