@@ -23,7 +23,9 @@ from memtrace.graph import Workspace
 from memtrace.graph.model import VariableVersion
 from memtrace.interop.otlp import export
 from memtrace.interop.otlp._wire import read_otlp_file
+from memtrace.interop.otlp.export import run_spans, write_otlp_file
 from memtrace.interop.otlp.graphspans import describe, rebuilt
+from memtrace.interop.otlp.importer import import_otlp
 from memtrace.interop.otlp.receiver import OtlpReceiver
 
 SYSTEMS = ("long_context", "rag", "mem0", "evermemos")
@@ -190,3 +192,15 @@ def test_a_list_that_grew_travels_as_its_change(before: object, after: object, c
     else:
         assert (record["base"], record["drop"], record["append"]) == ("w@1", *change)
         assert "value" not in record and rebuilt(record, before) == after
+
+
+def test_a_lone_surrogate_in_a_value_travels_escaped(tmp_path: Path) -> None:
+    """Protobuf strings must be UTF-8: a value holding a lone surrogate still exports and comes back."""
+    odd = "Caroline \udc80 Boston"
+    with mt.run(tmp_path / "ws", name="odd") as run, mt.op("ingest", category="construction") as op:
+        op.output("D1:1", odd, category="message")
+    with Workspace(tmp_path / "ws") as ws:
+        write_otlp_file(run_spans(ws.store, run.id, content=True), tmp_path / "odd.pb")
+    with Workspace(tmp_path / "back", create=True) as back:
+        (again,) = import_otlp(back.store, tmp_path / "odd.pb")
+        assert back.view(again.id).value("D1:1@1") == odd

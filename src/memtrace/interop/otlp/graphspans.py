@@ -194,8 +194,14 @@ def case_attributes(case: Case, *, content: bool) -> dict[str, Any]:
 
 
 def dumps(value: Any) -> str:
-    """JSON text of a value (anything JSON cannot hold as its string)."""
-    return json.dumps(value, ensure_ascii=False, default=str)
+    """JSON text of a value (anything JSON cannot hold as its string); a lone surrogate, which no
+    OTLP string may hold, is escaped rather than failing the export."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, default=str)
+    return text
 
 
 def _json_items(items: Mapping[str, Any]) -> dict[str, str]:
