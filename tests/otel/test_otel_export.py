@@ -14,6 +14,7 @@ pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra is not ins
 from opentelemetry.trace import SpanKind
 from otel_pipeline import QUESTION, record_memory_pipeline
 
+import memtrace as mt
 from memtrace.graph import Workspace
 from memtrace.interop.otlp.export import run_spans
 from memtrace.interop.otlp.spans import EvaluationResult, span_id_of, trace_id_of
@@ -64,6 +65,19 @@ def test_memory_operations_follow_the_genai_conventions(exported) -> None:
     assert chat.attributes["gen_ai.request.model"] == "toy-model"
     assert chat.attributes["gen_ai.usage.input_tokens"] == 12
     assert chat.parent.span_id == extract.context.span_id
+    assert "gen_ai.provider.name" not in chat.attributes  # the toy model names no provider: none guessed
+
+
+def test_a_model_call_names_its_provider_only_when_it_recorded_one(workspace: Path) -> None:
+    with mt.run(workspace, name="providers", system="toy") as run:
+        recorded = ({}, {"backend": "openai"}, {"provider": "ollama"}, {"backend": ""})
+        for number, metadata in enumerate(recorded):
+            with mt.op(f"llm.chat.{number}", category="llm", model="m", **metadata):
+                pass
+    with Workspace(workspace) as ws:
+        spans = run_spans(ws.store, run.id)
+    chats = sorted((s for s in spans if s.name == "chat m"), key=lambda s: s.attributes["memtrace.op.seq"])
+    assert [c.attributes.get("gen_ai.provider.name") for c in chats] == [None, "openai", "ollama", None]
 
 
 def test_span_kinds_follow_the_genai_conventions(exported) -> None:

@@ -17,6 +17,7 @@ from ..vocabulary import ErrorType
 from .consoles import JsonOption, console, styled, write_json
 from .executor_options import ExecutorOption, RayAddressOption, WorkersOption, executor_spec
 from .llm_options import LLMLimits, MaxTokensOption, RetriesOption, TimeoutOption, closing_client, llm_client
+from .otel_cmd import content_notes
 from .progress import progress_bar
 from .render import short
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
@@ -87,7 +88,10 @@ def attribute(
                 console.print(grouped_table(ws, faults, f"{title}: {len(faults)} cases, grouped"))
         if suspects:
             console.print(suspected_table(ws, suspects))
+        notes = content_notes([ws.run(run_id) for run_id in dict.fromkeys(a.run_id for a in results)])
     console.print(summary_line(results))
+    for note in notes:  # an OTLP re-import without content: why its cases came out Undetermined
+        console.print(note, highlight=False)
     write_json(json_out, [a.to_dict() for a in results])
 
 

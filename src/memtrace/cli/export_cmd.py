@@ -41,7 +41,12 @@ def export(
     ] = None,
     protocol: Annotated[str, typer.Option(help="otlp: http/protobuf or grpc.")] = "http/protobuf",
     content: Annotated[
-        bool, typer.Option("--content", help="otlp: include message, query and memory text (opt-in).")
+        bool,
+        typer.Option(
+            "--content",
+            help="otlp: include message, query, memory and case text"
+            " (opt-in; an import needs it to attribute).",
+        ),
     ] = False,
     timeout: Annotated[float, typer.Option(help="otlp: seconds to wait for the receiver.")] = 10.0,
 ) -> None:
@@ -49,7 +54,8 @@ def export(
 
     otlp: one GenAI span per operation (create_memory, search_memory, chat, ...), sent to --endpoint.
 
-    Stored attributions ride along as gen_ai.evaluation.result events on each failed answer's span.
+    Stored attributions ride along as gen_ai.evaluation.result events on each failed answer's span, and
+    the blamed operations' spans end ERROR. `memtrace import` rebuilds the run from the file.
     """
     from ..interop import write_jsonl, write_smartcomment
 

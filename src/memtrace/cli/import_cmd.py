@@ -117,4 +117,9 @@ def import_(
         ids = {run.id for run in runs}
         summaries = [row for row in render.run_summaries(ws) if row["id"] in ids]
     console.print(render.runs_table(summaries, f"Imported {len(runs)} run(s) into {workspace}"))
+    if format == "otlp":
+        from .otel_cmd import content_notes
+
+        for note in content_notes(runs):
+            console.print(note, highlight=False)
     write_json(json_out, summaries)

@@ -11,21 +11,34 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..attribution.model import load_attributions
+from ..attribution.model import Attribution, load_attributions
 from ..errors import MemtraceError
 from ..graph import Workspace
+from ..graph.model import Run
+from ..interop.otlp.marks import Blame
 from ..interop.otlp.spans import EvaluationResult
 
 
-def attribution_results(ws: Workspace, run_id: str, *, content: bool) -> list[EvaluationResult]:
-    """Stored attributions of a run as evaluation results: the error type as the label, the blamed
-    operation as the explanation (with the attribution's own explanation, which quotes the run's
-    text, only when content is asked for)."""
-    results = []
+def attribution_results(
+    ws: Workspace, run_id: str, *, content: bool
+) -> tuple[list[EvaluationResult], list[Blame]]:
+    """Stored attributions of a run as evaluation results (the error type as the label, the blamed
+    operation as the explanation) and as blames that mark the blamed operation's span ERROR. The
+    attribution's own explanation quotes the run's text, so it goes out only with content."""
+    results, blames = [], []
     for attribution in load_attributions(ws.store, run_id):
         why = f"{attribution.error_type} at {attribution.op_id or 'no operation'}"
         if content:
             why += f": {attribution.explanation}"
+        if attribution.op_id and attribution.determined:
+            blames.append(
+                Blame(
+                    attribution.op_id,
+                    attribution.case_id,
+                    attribution.error_type,
+                    _blame_why(attribution, content=content),
+                )
+            )
         results.append(
             EvaluationResult(
                 attribution.case_id,
@@ -39,7 +52,17 @@ def attribution_results(ws: Workspace, run_id: str, *, content: bool) -> list[Ev
                 },
             )
         )
-    return results
+    return results, blames
+
+
+def _blame_why(attribution: Attribution, *, content: bool) -> str:
+    """Why a span is marked: the method's own explanation with content, else who said it how surely."""
+    if content and attribution.explanation:
+        return attribution.explanation
+    how = f"{attribution.method}, confidence {attribution.confidence:.2f}"
+    if attribution.verified:
+        how += f", {attribution.verified}"
+    return f"the earliest decisive faulty operation ({how})"
 
 
 def export_run(
@@ -60,8 +83,8 @@ def export_run(
         raise MemtraceError("--format otlp needs --endpoint URL (an OTLP receiver) or --out FILE")
     run = ws.run(run_ref)
     exporter = span_exporter(endpoint, protocol, timeout=timeout) if endpoint else None
-    evaluations = attribution_results(ws, run.id, content=content)
-    spans = run_spans(ws.store, run.id, content=content, evaluations=evaluations)
+    evaluations, blames = attribution_results(ws, run.id, content=content)
+    spans = run_spans(ws.store, run.id, content=content, evaluations=evaluations, blames=blames)
     done = []
     if out is not None:
         write_otlp_file(spans, out)
@@ -70,6 +93,20 @@ def export_run(
         send_spans(spans, exporter, endpoint)
         done.append(f"to {endpoint} ({protocol})")
     return f"exported run {run.id} ({run.name}) as {len(spans)} OpenTelemetry spans " + " and ".join(done)
+
+
+def content_notes(runs: list[Run]) -> list[str]:
+    """One line per run that memtrace exported without `--content`: attribution needs the texts."""
+    notes = []
+    for run in runs:
+        source = run.metadata.get("source")
+        if isinstance(source, dict) and source.get("format") == "otlp" and source.get("content") is False:
+            notes.append(
+                f"note: {run.name} ({run.id}) was exported without --content: its cases have no question,"
+                " gold answers or prediction and its memory no text, so attribution has nothing to follow;"
+                " export it again with --content to attribute it here"
+            )
+    return notes
 
 
 def looks_like_otlp(path: Path) -> bool:
@@ -125,16 +162,16 @@ def listen(
     from ..interop.otlp.receiver import OtlpReceiver, is_loopback
 
     specs = read_cases_file(cases) if cases is not None else []
-    receiver = OtlpReceiver(
-        ws.store,
-        host,
-        port,
-        cases=specs,
-        expose=expose,
-        on_import=lambda runs: console.print(
-            "imported " + ", ".join(f"{r.id} ({r.name})" for r in runs), highlight=False
-        ),
-    )
+    noted: set[str] = set()
+
+    def imported(runs: list[Run]) -> None:
+        console.print("imported " + ", ".join(f"{r.id} ({r.name})" for r in runs), highlight=False)
+        for run in (r for r in runs if r.id not in noted):  # re-imported with every request: said once
+            for note in content_notes([run]):
+                noted.add(run.id)
+                console.print(note, highlight=False)
+
+    receiver = OtlpReceiver(ws.store, host, port, cases=specs, expose=expose, on_import=imported)
     if not is_loopback(host):
         reach = "any of this machine's network addresses" if host in ("0.0.0.0", "::") else host
         console.print(

@@ -3,9 +3,11 @@
 One span per operation, nested as the operations nest, under one `invoke_workflow` span for the run;
 retrievals link to the spans that wrote the memory records they returned, and each judged case's
 answer span carries `gen_ai.evaluation.result` events (the judge's verdict and any attributions
-handed in), so a trace UI shows why an answer failed. Span and trace ids derive from the run and
-operation ids: exporting again replaces rather than duplicates. Needs the `memtrace[otel]` extra;
-nothing here is imported by `import memtrace`.
+handed in). Receivers fold events away, so the blamed operations and the judges of wrong answers
+also end ERROR (marks.py). Every span carries the run's graph in memtrace's own attributes
+(graphspans.py), so `memtrace import` rebuilds the run as recorded. Span and trace ids derive from
+the run and operation ids: exporting again replaces rather than duplicates in receivers that keep
+the last copy. Needs the `memtrace[otel]` extra; nothing here is imported by `import memtrace`.
 """
 
 from __future__ import annotations
@@ -21,8 +23,11 @@ from ...graph.model import MEMORY_ENTRY, Case, Run
 from ...graph.store import Store
 from ...graph.view import GraphView
 from ...vocabulary import CaseVerdict
+from . import graphspans
+from .marks import Blame, mark_blamed, mark_wrong_judges
 from .spans import (
     EvaluationResult,
+    EventSpec,
     SpanSpec,
     evaluation_event,
     memory_change,
@@ -59,14 +64,21 @@ def plan_run(
     *,
     content: bool = False,
     evaluations: Iterable[EvaluationResult] = (),
+    blames: Iterable[Blame] = (),
 ) -> list[SpanSpec]:
-    """The spans of a stored run, root first, then operations in seq order (parents before children)."""
+    """The spans of a stored run, root first, then operations in seq order (parents before children).
+
+    Each span also carries the run's graph (graphspans.py) so that an import rebuilds it; `blames`
+    (stored attributions) and the judges of wrong answers mark their spans ERROR (marks.py).
+    """
     view = GraphView(store, store.run(run_id))
     run = view.run
     ops = view.ops_in_order()
+    edges = {op.id: (view.inputs(op.id), view.outputs(op.id)) for op in ops}
+    introduced, loose = graphspans.introductions(ops, edges, view.vars.values())
     specs: list[SpanSpec] = []
     for op in ops:
-        inputs, outputs = view.inputs(op.id), view.outputs(op.id)
+        inputs, outputs = edges[op.id]
         changes: dict[str, str] = {}
         for version in outputs:
             if version.category == MEMORY_ENTRY:
@@ -74,40 +86,79 @@ def plan_run(
                 changes[version.id] = memory_change(version, before[-1].deleted if before else None)
         producers = {}
         for version in inputs:
-            if version.category == MEMORY_ENTRY:
-                made_by = view.producers(version.id)
-                if made_by:
-                    producers[version.id] = made_by[0].id
+            made_by = view.producers(version.id)
+            if made_by:
+                producers[version.id] = made_by[0].id
         values = view.values([*inputs, *outputs]) if content else {}
-        specs.append(
-            op_span(
-                op,
-                run,
-                inputs=inputs,
-                outputs=outputs,
-                changes=changes,
-                values=values,
-                producers=producers,
-                content=content,
-            )
+        spec = op_span(
+            op,
+            run,
+            inputs=inputs,
+            outputs=outputs,
+            changes=changes,
+            values=values,
+            producers=producers,
+            content=content,
         )
+        described = [
+            graphspans.describe(
+                v, values, content=content, previous=graphspans.previous(view, v) if content else None
+            )
+            for v in introduced[op.id]
+        ]
+        spec.attributes.update(graphspans.op_attributes(op, inputs, outputs, described, content=content))
+        specs.append(spec)
     start = min([run.created_at, *(s.start for s in specs)]) if specs else run.created_at
     end = max([run.finished_at or start, *(s.end for s in specs)])
     root = root_span(run, start, end)
-    by_op = {s.op_id: s for s in specs}
+    loose_values = view.values(loose) if content else {}
+    root.attributes.update(
+        graphspans.run_attributes(
+            run, content=content, loose=[graphspans.describe(v, loose_values, content=content) for v in loose]
+        )
+    )
+    by_op = {s.op_id: s for s in specs if s.op_id is not None}
     cases = store.cases(run.id)
-    judged = [verdict_result(c, content=content) for c in cases if c.verdict in tuple(CaseVerdict)]
-    results = [*judged, *evaluations]
-    for result in results:
-        target = by_op.get(_answer_op(view, cases, result.case_id) or "", root)
-        target.events.append(evaluation_event(result, target.end))
+    _case_events(view, cases, [*evaluations], by_op, root, content=content)
+    mark_blamed(by_op, blames)
+    judges = {
+        c.prediction_var: [op.id for op in view.consumers(c.prediction_var) if op.category == "evaluation"]
+        for c in cases
+        if c.failed and c.prediction_var and view.has_var(c.prediction_var)
+    }
+    mark_wrong_judges(by_op, judges, cases)
     return [root, *specs]
 
 
-def _answer_op(view: GraphView, cases: Sequence[Case], case_id: str) -> str | None:
+def _case_events(
+    view: GraphView,
+    cases: Sequence[Case],
+    evaluations: Sequence[EvaluationResult],
+    by_op: dict[str, SpanSpec],
+    root: SpanSpec,
+    *,
+    content: bool,
+) -> None:
+    """Each case as an event on its answer span (the root when it has none): the judge's verdict
+    carrying the case, or `memtrace.case` for a case never judged; then the evaluations handed in."""
+    answers = {c.id: by_op.get(_answer_op(view, c) or "", root) for c in cases}
+    for case in cases:
+        target = answers[case.id]
+        attributes = graphspans.case_attributes(case, content=content)
+        if case.verdict in tuple(CaseVerdict):
+            result = verdict_result(case, content=content)
+            result.extra.update(attributes)
+            target.events.append(evaluation_event(result, target.end))
+        else:
+            target.events.append(EventSpec(graphspans.CASE_EVENT, target.end, attributes))
+    for result in evaluations:
+        target = answers.get(result.case_id, root)
+        target.events.append(evaluation_event(result, target.end))
+
+
+def _answer_op(view: GraphView, case: Case) -> str | None:
     """The operation that wrote a case's prediction (its answer step), when the graph has it."""
-    case = next((c for c in cases if c.id == case_id), None)
-    if case is None or not case.prediction_var or not view.has_var(case.prediction_var):
+    if not case.prediction_var or not view.has_var(case.prediction_var):
         return None
     writers = view.producers(case.prediction_var)
     answers = [op for op in writers if op.category == "response"] or writers
@@ -181,6 +232,7 @@ def run_spans(
     *,
     content: bool = False,
     evaluations: Iterable[EvaluationResult] = (),
+    blames: Iterable[Blame] = (),
 ) -> list[ReadableSpan]:
     """The finished SDK spans of a stored run (what the exporters send)."""
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -190,7 +242,8 @@ def run_spans(
     collected = InMemorySpanExporter()
     run = store.run(run_id)
     provider = planned_provider(run, processor=SimpleSpanProcessor(collected))
-    emit(plan_run(store, run.id, content=content, evaluations=evaluations), run.id, provider)
+    specs = plan_run(store, run.id, content=content, evaluations=evaluations, blames=blames)
+    emit(specs, run.id, provider)
     provider.shutdown()
     return list(collected.get_finished_spans())
 
@@ -247,11 +300,12 @@ def export_otlp(
     protocol: str = "http/protobuf",
     content: bool = False,
     evaluations: Iterable[EvaluationResult] = (),
+    blames: Iterable[Blame] = (),
     timeout: float = 10.0,
 ) -> int:
     """Send one stored run to an OTLP receiver; returns the number of spans sent."""
     exporter = span_exporter(endpoint, protocol, timeout=timeout)
-    spans = run_spans(store, run_id, content=content, evaluations=evaluations)
+    spans = run_spans(store, run_id, content=content, evaluations=evaluations, blames=blames)
     return send_spans(spans, exporter, endpoint)
 
 
@@ -332,6 +386,7 @@ def _planned_ids_class() -> type:
 
 __all__ = [
     "PROTOCOLS",
+    "Blame",
     "EvaluationResult",
     "emit",
     "export_otlp",

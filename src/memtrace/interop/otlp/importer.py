@@ -1,8 +1,10 @@
 """Import GenAI memory spans recorded by any OpenTelemetry instrumentation as graphs `attribute` reads.
 
-One run per trace. Each span becomes an operation (nested as the spans nest, ordered by start time);
-the memory records named by `gen_ai.memory.record.id` / `gen_ai.memory.records` become memory units
-whose versions are the create/update/upsert/delete spans that wrote them; a `search_memory` span
+One run per trace. A trace memtrace exported carries its graph and is rebuilt as recorded
+(native.py); any other trace is read by the GenAI conventions. Each span becomes an operation
+(nested as the spans nest, ordered by start time); the memory records named by
+`gen_ai.memory.record.id` / `gen_ai.memory.records` become memory units whose versions are the
+create/update/upsert/delete spans that wrote them; a `search_memory` span
 reads the versions of the records it returned (from its records, or its span links) and its query;
 a `chat` span reads its input messages and writes its output (one reading user messages outside an
 answer is taken as an extraction step: the conversation flows through it toward memory). Spans
@@ -34,6 +36,8 @@ from . import _attrs as read
 from . import spans as keys
 from ._wire import WireSpan, read_otlp_file
 from .cases import CaseSpec
+from .marks import MARK
+from .native import NativeTrace, is_memtrace_graph
 
 _CATEGORY = {
     keys.CREATE: "update",
@@ -81,7 +85,9 @@ def import_spans(
     runs = []
     for trace_id, trace_spans in traces.items():
         label = name if name is None or len(traces) == 1 else f"{name}/{trace_id[:8]}"
-        builder = _TraceBuilder(trace_id, list(trace_spans.values()), source, label)
+        found = list(trace_spans.values())
+        reader = NativeTrace if is_memtrace_graph(found) else _TraceBuilder  # memtrace's export: as recorded
+        builder = reader(trace_id, found, source, label)
         builder.build(cases)
         builder.write(store)
         runs.append(builder.run)
@@ -175,7 +181,7 @@ class _TraceBuilder:
         elif span.kind in keys.OTHER_KINDS:  # server, producer, consumer: imported like any other
             metadata[keys.SPAN_KIND] = span.kind
         status = "ok"
-        if span.error is not None:
+        if span.error is not None and MARK not in attrs:  # memtrace's own mark is no failure
             status, metadata["error"] = "error", span.error
         self.ops.append(
             (

@@ -6,7 +6,8 @@ are the ones the after-the-fact exporter gives (interop/otlp/spans.py). The kind
 model calls and operations marked `remote`) is set as the span starts, as OpenTelemetry requires;
 what only the end of an operation tells (which memory records it wrote, so `create_memory` rather
 than the operation's name) is set as it ends. An answer's span stays open until its case is judged,
-so the verdict rides on it as a `gen_ai.evaluation.result` event, then ends with its recorded time.
+so the verdict rides on it as a `gen_ai.evaluation.result` event, then ends with its recorded time;
+the judge's span waits too, and ends ERROR when the answer was judged wrong.
 Attributions come later: `memtrace export --format otlp` sends them with the run.
 """
 
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...graph.model import MEMORY_ENTRY, Case, Edge, Operation, Run, VariableVersion
+from .marks import mark_wrong_judges
 from .spans import (
     SpanSpec,
     evaluation_event,
@@ -62,6 +64,8 @@ class OtelSink:
         self._producer: dict[str, str] = {}  # version id -> op id that wrote it
         self._open_answers: dict[str, Operation] = {}  # answer spans waiting for their verdict
         self._judged: set[str] = set()
+        self._predictions: set[str] = set()  # versions answers wrote: a judge reading one waits for it
+        self._open_judges: dict[str, list[Operation]] = {}  # prediction version -> judges holding open
         self._lock = threading.Lock()
 
     # -- the Sink protocol --------------------------------------------------------------------
@@ -118,6 +122,10 @@ class OtelSink:
             self._apply(span, spec)
             if op.category == "response" and any(self._versions.get(v) is not None for v in outputs):
                 self._open_answers[op.id] = op  # ended once its case is judged, or with the run
+                self._predictions.update(v for v in outputs if v in self._versions)
+            elif op.category == "evaluation" and self._predictions.intersection(inputs):
+                for var_id in self._predictions.intersection(inputs):  # marked ERROR if judged wrong
+                    self._open_judges.setdefault(var_id, []).append(op)
             else:
                 span.end(end_time=max(_ns(spec.end), _ns(spec.start)))
 
@@ -137,6 +145,11 @@ class OtelSink:
             target.add_event(event.name, event.attributes)
             if op is not None:
                 target.end(end_time=_ns(op.ended_at or op.started_at))
+            judges = self._open_judges.pop(case.prediction_var or "", [])
+            specs = {j.id: SpanSpec(j.id, None, j.name, 0.0, 0.0, {}) for j in judges}
+            mark_wrong_judges(specs, {case.prediction_var or "": list(specs)}, [case])
+            for judge in judges:
+                self._end_judge(judge, specs[judge.id])
 
     def flush(self) -> None:
         force_flush = getattr(self.provider, "force_flush", None)
@@ -148,6 +161,10 @@ class OtelSink:
             for op in self._open_answers.values():
                 self.spans[op.id].end(end_time=_ns(op.ended_at or op.started_at))
             self._open_answers.clear()
+            for judges in self._open_judges.values():
+                for judge in judges:
+                    self._end_judge(judge, None)
+            self._open_judges.clear()
             if self.root is not None:
                 if run.status not in ("complete", "running"):
                     from opentelemetry.trace import Status, StatusCode
@@ -157,6 +174,18 @@ class OtelSink:
         self.flush()
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _end_judge(self, op: Operation, marked: SpanSpec | None) -> None:
+        """End a judge's span held open for its verdict, ERROR when it judged the answer wrong."""
+        span = self.spans[op.id]
+        if not span.is_recording():  # a judge of two answers: ended with the first verdict
+            return
+        if marked is not None and marked.error is not None:
+            from opentelemetry.trace import Status, StatusCode
+
+            span.set_attributes(marked.attributes)
+            span.set_status(Status(StatusCode.ERROR, marked.error))
+        span.end(end_time=_ns(op.ended_at or op.started_at))
 
     def _apply(self, span: Any, spec: SpanSpec) -> None:
         """What the end of an operation tells: its GenAI name, attributes, links and status."""

@@ -13,13 +13,13 @@ Span kinds follow the same conventions: CLIENT for a call to another process, IN
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...graph.model import MEMORY_ENTRY, Case, Operation, Run, VariableVersion
 from ...vocabulary import CaseVerdict
+from ._content import messages_json, records_json, scores_of, text_of
 
 # -- attribute keys (GenAI semantic conventions) -------------------------------------------------
 OPERATION_NAME = "gen_ai.operation.name"
@@ -53,6 +53,9 @@ RUN_NAME = "memtrace.run.name"
 CASE_ID = "memtrace.case.id"
 LINK_KIND = "memtrace.link.kind"
 MEMORY_VERSION = "memtrace.memory.version"
+VAR_ID = "memtrace.var.id"
+#: `memtrace.link.kind` of an answer span's links to the spans that wrote what it read.
+CONTEXT_LINK = "context-written-by"
 
 #: The memory values of `gen_ai.operation.name`.
 CREATE, UPDATE, UPSERT, DELETE, SEARCH = (
@@ -214,7 +217,7 @@ def op_span(
     if operation is not None:
         _memory_attributes(attributes, run, operation, written, [changes[v.id] for v in written])
         if content:
-            attributes[RECORDS] = _records_json(written, values, changes)
+            attributes[RECORDS] = records_json(written, values, changes)
         name = operation
     elif op.category == "retrieval":
         operation = SEARCH
@@ -222,8 +225,8 @@ def op_span(
         if content:
             query = next((v for v in inputs if "query" in v.category), None)
             if query is not None:
-                attributes[QUERY_TEXT] = _text(values.get(query.id))
-            attributes[RECORDS] = _records_json(read_memory, values, {}, scores=_scores(op))
+                attributes[QUERY_TEXT] = text_of(values.get(query.id))
+            attributes[RECORDS] = records_json(read_memory, values, {}, scores=scores_of(op))
         links = [
             LinkSpec(
                 producers[v.id],
@@ -241,11 +244,17 @@ def op_span(
             prompt = [v for v in inputs if v.category == "prompt"]
             reply = [v for v in outputs if v.category == "llm_response"]
             if prompt:
-                attributes[INPUT_MESSAGES] = _messages_json(values.get(prompt[-1].id), "user")
+                attributes[INPUT_MESSAGES] = messages_json(values.get(prompt[-1].id), "user")
             if reply:
-                attributes[OUTPUT_MESSAGES] = _messages_json(values.get(reply[-1].id), "assistant")
+                attributes[OUTPUT_MESSAGES] = messages_json(values.get(reply[-1].id), "assistant")
         model = attributes.get(REQUEST_MODEL)
         name = f"{operation} {model}" if model else operation
+    if op.category == "response":  # what the answer read (question, context) and which span wrote it
+        links = [
+            LinkSpec(producers[v.id], {VAR_ID: v.id, LINK_KIND: CONTEXT_LINK})
+            for v in inputs
+            if v.id in producers
+        ]
     error = op.metadata.get("error") if op.status != "ok" else None
     if error is not None:
         attributes[ERROR_TYPE] = str(error).split(":", 1)[0][:120] or op.status
@@ -338,66 +347,10 @@ def _model_attributes(attributes: dict[str, Any], op: Operation) -> None:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             attributes[target] = value
     provider = meta.get("provider") or meta.get("backend")
-    attributes[PROVIDER_NAME] = provider if isinstance(provider, str) and provider else "openai"
+    if isinstance(provider, str) and provider:  # an unknown provider is left out, never guessed
+        attributes[PROVIDER_NAME] = provider
     usage = meta.get("usage") if isinstance(meta.get("usage"), dict) else {}
     for key, target in (("input_tokens", USAGE_INPUT_TOKENS), ("output_tokens", USAGE_OUTPUT_TOKENS)):
         value = usage.get(key, usage.get(key.replace("input", "prompt").replace("output", "completion")))
         if isinstance(value, int) and not isinstance(value, bool):
             attributes[target] = value
-
-
-def _scores(op: Operation) -> dict[str, float]:
-    """Per memory unit, the retrieval score the operation recorded (memtrace systems' metadata)."""
-    out: dict[str, float] = {}
-    for key in ("ranking", "scores"):
-        for row in op.metadata.get(key) or []:
-            if isinstance(row, (list, tuple)) and row and isinstance(row[0], str):
-                score = row[-1]
-                if isinstance(score, (int, float)) and not isinstance(score, bool):
-                    out.setdefault(row[0], float(score))
-    return out
-
-
-def _records_json(
-    versions: Iterable[VariableVersion],
-    values: Mapping[str, Any],
-    changes: Mapping[str, str],
-    scores: Mapping[str, float] | None = None,
-) -> str:
-    """`gen_ai.memory.records`: a JSON list of {id, content, metadata[, score]} (opt-in content)."""
-    records = []
-    for v in versions:
-        record: dict[str, Any] = {"id": v.name}
-        if not v.deleted:
-            record["content"] = _text(values.get(v.id))
-        metadata: dict[str, Any] = {"version": v.version}
-        if v.id in changes:
-            metadata["change"] = changes[v.id]
-        record["metadata"] = metadata
-        if scores and v.name in scores:
-            record["score"] = scores[v.name]
-        records.append(record)
-    return json.dumps(records, ensure_ascii=False, default=str)
-
-
-def _messages_json(value: Any, role: str) -> str:
-    """`gen_ai.input.messages` / `gen_ai.output.messages`: role + parts, from a recorded prompt or reply."""
-    if isinstance(value, list) and all(isinstance(m, dict) and "content" in m for m in value):
-        messages = [
-            {"role": m.get("role", role), "parts": [{"type": "text", "content": _text(m["content"])}]}
-            for m in value
-        ]
-    else:
-        messages = [{"role": role, "parts": [{"type": "text", "content": _text(value)}]}]
-    return json.dumps(messages, ensure_ascii=False, default=str)
-
-
-def _text(value: Any) -> str:
-    """A value as the text a trace UI shows: strings as they are, a memory record by its text."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        for key in ("memory", "text", "content"):
-            if isinstance(value.get(key), str):
-                return value[key]
-    return json.dumps(value, ensure_ascii=False, default=str)
