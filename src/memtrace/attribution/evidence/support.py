@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ...graph.values import value_text
-from ...text import sentences
 from .fields import Reading, as_record, read_dict, text_lines
+from .statements import WHEN_WORDS, YEAR, Statement, date_only, statements_of, what_words
 from .words import (
     HEDGE,
     STAMP,
@@ -132,20 +132,6 @@ def parts_by_source(
     return {m: tuple(ws) for m, ws in tagged.items()}, tuple(untagged)
 
 
-@dataclass(frozen=True, slots=True)
-class Statement:
-    """A sentence of an evidence message that states an answer word: its words and the answer words.
-
-    A message stating no answer word (the answer is inferred from it) is one statement of all its
-    content words with no answer words: a part must then hold half of those.
-    """
-
-    words: frozenset[str]
-    answer: frozenset[str]
-    #: The sentence plans or hedges ("might go kayaking"): a part planning it too may carry it.
-    hedged: bool = False
-
-
 @dataclass
 class Target:
     """The critical information of one case: per evidence message, the words that must survive.
@@ -194,10 +180,10 @@ class Target:
                     stating,
                     stated,
                     # A date is stamped on every line of its day: it shows the answer, not the topic.
-                    frozenset(w for w in key - _WHEN_WORDS if not _YEAR.match(w)) or key,
+                    frozenset(w for w in key - WHEN_WORDS if not YEAR.match(w)) or key,
                     # A date answer is on the '[said on ...]' stamp every line of that day repeats:
                     # with the question's words that proves nothing; the part must say what happened.
-                    _date_only(stated),
+                    date_only(stated),
                     _carrying_rule(self, items_stated),
                     any(statement.hedged for statement in stating),
                 )
@@ -311,13 +297,13 @@ class OverlapScorer:
             linked = asked & words
             keys.append(frozenset(stated | linked) if stated else frozenset(words - asked) or words)
             labels.append(label)
-            stating = _statements(body, answer, speakers, asked, items)
+            stating = statements_of(body, answer, speakers, asked, items)
             if asks_plan:  # the question is about a plan or a wish: a part planning it carries it
                 stating = tuple(replace(statement, hedged=True) for statement in stating)
             statements.append(stating)
         per_message = [stated_items(gold, text) for _, text in evidence]
         stated = {item for found in per_message for item in found}
-        unstated = (_what_words(item - asked, speakers) for item in items if item not in stated)
+        unstated = (what_words(item - asked, speakers) for item in items if item not in stated)
         return Target(
             keys,
             frozenset(answer),
@@ -365,16 +351,6 @@ class OverlapScorer:
         return self.score(target, value) >= self.threshold
 
 
-def _date_only(words: frozenset[str]) -> bool:
-    """Whether answer words are a date's alone (a day number, a month, a year): what a stamp repeats.
-    A bare number ("3" kids) is no date."""
-    return (
-        bool(words)
-        and all(w in _WHEN_WORDS or w.isdigit() for w in words)
-        and any(w in _WHEN_WORDS or _YEAR.match(w) for w in words)
-    )
-
-
 def _carrying_rule(
     target: Target, items_stated: tuple[frozenset[str], ...]
 ) -> Callable[[frozenset[str]], bool] | None:
@@ -392,82 +368,6 @@ def _carrying_rule(
         return None
     unstated = target.unstated_words
     return lambda words: any(item & words for item in unstated)
-
-
-_YEAR = re.compile(r"^(?:19|20)\d\d$")
-#: Words that say when, not what: dates are stamped on every line, so they cannot show a line's source.
-_WHEN_WORDS = content_stems(
-    "january february march april may june july august september october november december monday tuesday "
-    "wednesday thursday friday saturday sunday yesterday today tonight tomorrow ago day days week weeks "
-    "weekend month months year years last next"
-)
-
-
-def _what_words(words: frozenset[str], speakers: frozenset[str]) -> frozenset[str]:
-    """The words of a sentence that say what happened: not who said it, not when."""
-    return frozenset(w for w in words - speakers - _WHEN_WORDS if not _YEAR.match(w))
-
-
-def _statements(
-    body: str,
-    answer: frozenset[str],
-    speakers: frozenset[str],
-    asked: frozenset[str],
-    items: tuple[frozenset[str], ...] = (),
-) -> tuple[Statement, ...]:
-    """The sentences of a message body that state an answer word, else the whole body but the
-    question's words as one statement without answer words. A statement's words, the half a part must
-    hold, leave out speakers' names and dates: they are on every line of the speaker or the day.
-
-    For a list answer, every clause stating a whole item is a statement ("a routine examination",
-    "the puppy was vaccinated"): a memory may hold each item on its own.
-
-    A trailing '[said on 8 May 2023]' dates every sentence: when the answer is that date, it is
-    stated by the sentence most about what was asked. The date is on every line of that day, so it
-    is not among the words.
-    """
-    stamp = STAMP.search(body)
-    dated = answer & content_stems(stamp.group("date")) if stamp else frozenset()
-    text = body[: stamp.start()] if stamp else body
-    literal: list[tuple[int, Statement]] = []
-    whole_items: list[Statement] = []  # clauses stating a whole item of a list answer
-    by_date: list[tuple[int, Statement]] = []
-    for sentence in sentences(text) or [text]:
-        words = content_stems(sentence)
-        planned = bool(HEDGE.search(sentence))
-        what = _what_words(words, speakers)
-        if not what:
-            continue
-        if words & answer:
-            for clause in _clauses(sentence):  # "I am allergic to peanuts, so I carry an epipen"
-                clause_words = content_stems(clause)
-                clause_what = _what_words(clause_words, speakers)
-                if clause_words & answer and clause_what:
-                    stated = frozenset((clause_words & answer) | dated)
-                    literal.append((len(clause_words & answer), Statement(clause_what, stated, planned)))
-                    if len(items) > 1 and any(item <= clause_words for item in items):
-                        whole_items.append(literal[-1][1])
-        elif dated:
-            by_date.append((len(what & asked), Statement(what, dated, planned)))
-    # The sentence that states the answer: the one stating most of it, or for a date, the one most
-    # about what was asked ("we started a road trip", not "it was fun with the dogs" said that day).
-    if whole_items:  # each item of a list answer is stated by its own clause
-        return tuple(dict.fromkeys(whole_items))
-    for candidates in (literal, by_date):
-        if candidates:
-            most = max(count for count, _ in candidates)
-            return tuple(statement for count, statement in candidates if count == most)
-    words = content_stems(text)
-    return (Statement(_what_words(words - asked, speakers) or words, frozenset(), bool(HEDGE.search(text))),)
-
-
-_CLAUSE = re.compile(r"\s*[;:]\s+|,\s+(?=(?:so|but|because|and|which|while|then)\b)", re.IGNORECASE)
-
-
-def _clauses(sentence: str) -> list[str]:
-    """A sentence's clauses: the one naming the answer states it, its sequel ("so I always carry an
-    epipen") is another statement a memory need not repeat."""
-    return [c for c in _CLAUSE.split(sentence) if c.strip()] or [sentence]
 
 
 def _untagged_score(key: frozenset[str], stating: tuple[Statement, ...], words: frozenset[str]) -> float:

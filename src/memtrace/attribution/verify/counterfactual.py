@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import MemtraceError, NotReplayableError, UntrustedSnapshotError
-from ...eval import says_unanswerable
 from ...graph import Case, GraphQueries, VariableVersion, Workspace
 from ...graph.values import value_text
 from ...systems.replay import CANCEL, replay
@@ -24,13 +23,14 @@ from ...vocabulary import ErrorType, Verdict
 from ..evidence.anatomy import case_anatomy
 from ..evidence.support import Target, carrying_part
 from ..evidence.target import evidence_target
-from ..model import Attribution, PathRole, PathStep, load_attributions, save_attribution
+from ..model import Attribution, PathRole, load_attributions, save_attribution
 from .claims import VerifyClaims
 from .confirm import context_part, memory_carries_at_question
 from .ideal_facts import ideal_fact
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
 from .items import carriers_of_missing, check_for, item_line, refuted_premise
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
+from .response import response_verdict, settled
 from .verdicts import Verification, verification_summary
 
 __all__ = [
@@ -104,16 +104,16 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
     records the answer step's own failure (if any) as a second fault beside the claim.
     """
     if not attribution.determined:
-        return _outcome(
+        return settled(
             attribution, Verdict.NOT_VERIFIABLE, "undetermined", "undetermined: there is nothing to repair"
         )
     graph = ws.cached_view(attribution.run_id)
     case = ws.case(attribution.run_id, attribution.case_id)
     target = evidence_target(graph, case, attribution)
     if attribution.error_type == ErrorType.RESPONSE:
-        return _by_elimination(graph, case, attribution, target)
+        return response_verdict(graph, case, attribution, target)
     if target is None:
-        return _outcome(
+        return settled(
             attribution,
             Verdict.NOT_VERIFIABLE,
             "no-evidence",
@@ -124,12 +124,12 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
     kept_value = graph.value(kept.id) if kept is not None and graph.has_var(kept.id) else None
     refuted = refuted_premise(graph, case, attribution.error_type, check, kept_value)
     if refuted is not None:
-        return _outcome(
+        return settled(
             attribution, Verdict.REFUTED, refuted[0], refuted[1], ["no replay: the recorded run refutes it"]
         )
     patch, repair = build_repair(ws, attribution)
     if patch is None:
-        return _outcome(
+        return settled(
             attribution, Verdict.NOT_VERIFIABLE, "no-repair", f"no repair ({repair}); no replay was run"
         )
     try:
@@ -137,13 +137,13 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
     except UntrustedSnapshotError:
         raise  # a tampered workspace stops verification: it is not one unverifiable claim
     except NotReplayableError as exc:
-        return _outcome(attribution, Verdict.NOT_VERIFIABLE, "not-replayable", f"no replay was run: {exc}")
+        return settled(attribution, Verdict.NOT_VERIFIABLE, "not-replayable", f"no replay was run: {exc}")
     except MemtraceError as exc:
-        return _outcome(
+        return settled(
             attribution, Verdict.NOT_VERIFIABLE, "replay-failed", f"the repair replay failed: {exc}"
         )
     if attribution.op_id not in result.patched:
-        return _outcome(
+        return settled(
             attribution,
             Verdict.NOT_VERIFIABLE,
             "repair-not-applied",
@@ -282,100 +282,6 @@ def _undelivered(
                 "reason": "did not retrieve the restored memory in the repair replay",
             }
         )
-
-
-def _by_elimination(
-    graph: GraphQueries, case: Case, attribution: Attribution, target: Target | None
-) -> Verification:
-    """A ResponseError: by elimination when a part of the answer's context carries the evidence, by the
-    one rule flow used to claim it (`support.carrying_part`); the part is named on the path."""
-    no_replay = "no replay: an answer step has no upstream repair to replay"
-    if case.gold and all(says_unanswerable(g) for g in case.gold):
-        return _outcome(
-            attribution,
-            Verdict.NOT_VERIFIABLE,
-            "unanswerable",
-            "an unanswerable question: there is no information to carry, the answer step should have"
-            " abstained; no part is claimed and none can be named",
-            [no_replay],
-        )
-    if target is None:
-        return _outcome(
-            attribution,
-            Verdict.NOT_VERIFIABLE,
-            "no-carrying-part",
-            "no evidence to find in the context (e.g. an unanswerable question); no part can be named",
-            [no_replay],
-        )
-    check = check_for(graph, case)
-    context = list(graph.values(case_anatomy(graph, case).context_vars).values())
-    status = check.status(context) if check.has_items else {}
-    missing = [item for item, state in status.items() if state == "missing"]
-    if missing:  # both rules agree the context lacks an item: the claim's premise is false
-        return _outcome(
-            attribution,
-            Verdict.REFUTED,
-            "context-lacks-item",
-            f"no part of the answer's context holds {', '.join(missing)} (neither the judge's rule nor"
-            " flow's finds it): the context did not hold the information",
-            [item_line(check, context), no_replay],
-        )
-    disputed = [item for item, state in status.items() if state == "disputed"]
-    if disputed:
-        return _outcome(
-            attribution,
-            Verdict.NOT_VERIFIABLE,
-            "items-disputed",
-            f"the judge's rule and flow's disagree on whether the context holds {', '.join(disputed)}",
-            [item_line(check, context), no_replay],
-        )
-    found = context_part(graph, case, target)
-    if status and found is not None:  # every item held by both rules
-        return _outcome(
-            attribution,
-            Verdict.FLOW_CONFIRMED,
-            "context-holds-every-item",
-            "every item of the answer is in the answer's context by the judge's rule, and a part carries"
-            " the evidence by flow's: an ideal answer step would have answered",
-            [f"carrying part {found.text!r} of {found.var_id}", item_line(check, context), no_replay],
-        )
-    if found is None:
-        return _outcome(
-            attribution,
-            Verdict.NOT_VERIFIABLE,
-            "no-carrying-part",
-            "no single part of the answer's context carries the evidence"
-            + (" and states the gold answer, which the evidence states" if target.answer_required else ""),
-            [no_replay],
-        )
-    step = next(
-        (s for s in attribution.steps(PathRole.IN_CONTEXT) if s.id == found.var_id and s.part == found.text),
-        None,
-    )
-    why, reason = "part-named", "the named part carries the evidence"
-    if step is None:
-        why, reason = "part-found", "a part of the answer's context carries the evidence"
-        version = graph.var(found.var_id) if found.var_id else None
-        step = next((s for s in attribution.path if s.kind == "var" and s.id == found.var_id), None)
-        if step is None:
-            step = PathStep(
-                "var", found.var_id or "?", version.seq if version else -1, "in the answer's context", True
-            )
-            attribution.path.append(step)
-        step.role, step.part = PathRole.IN_CONTEXT, found.text
-    answer_note = "states the gold answer" if found.states_answer else "does not state the gold answer itself"
-    checked = [
-        f"carrying part {found.text!r} of {found.var_id} (support {found.support:.2f}; {answer_note})",
-        item_line(check, []) if not check.has_items else "the judge's rule finds every item",
-        no_replay,
-    ]
-    return _outcome(attribution, Verdict.BY_ELIMINATION, why, reason, checked)
-
-
-def _outcome(
-    attribution: Attribution, verdict: str, why: str, reason: str, checked: list[str] | None = None
-) -> Verification:
-    return Verification(attribution, verdict, reason, why=why, checked=checked or [])
 
 
 def verify_all(
