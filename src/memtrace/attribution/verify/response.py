@@ -20,14 +20,16 @@ from .verdicts import Verification
 def settled(
     attribution: Attribution, verdict: str, why: str, reason: str, checked: list[str] | None = None
 ) -> Verification:
+    """A verdict reached without a (further) replay, with its reason and what was checked."""
     return Verification(attribution, verdict, reason, why=why, checked=checked or [])
 
 
 def response_verdict(
     graph: GraphQueries, case: Case, attribution: Attribution, target: Target | None
 ) -> Verification:
-    """A ResponseError: by elimination when a part of the answer's context carries the evidence, by the
-    one rule flow used to claim it (`support.carrying_part`); the part is named on the path."""
+    """A ResponseError, checked on the recorded context: refuted when an item of the answer is missing
+    (both rules), confirmed when every item is held and a part carries it (named on the path), by
+    elimination only for an inferred answer, when flow's rule is all that can speak."""
     no_replay = "no replay: an answer step has no upstream repair to replay"
     if case.gold and all(says_unanswerable(g) for g in case.gold):
         return settled(
