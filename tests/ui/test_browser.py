@@ -113,7 +113,8 @@ def test_failed_case_walkthrough(
     page.fill("#annotation-form textarea[name=note]", note)
     page.fill("#annotation-form input[name=author]", "playwright")
     page.click("#annotation-form button[type=submit]")
-    page.wait_for_function("document.getElementById('annotation-status').textContent === 'saved'")
+    # A selector, not wait_for_function: the page's Content-Security-Policy forbids evaluating strings.
+    page.locator("#annotation-status", has_text="saved").wait_for()
     page.reload()
     page.wait_for_selector("#annotations li")
     labels = page.inner_text("#annotations")
