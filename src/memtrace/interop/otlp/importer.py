@@ -18,7 +18,6 @@ graph still shows the lifecycle of every record.
 
 from __future__ import annotations
 
-import sqlite3
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -27,7 +26,7 @@ from typing import Any
 
 from ...errors import FormatError
 from ...graph.model import MEMORY_ENTRY, QUERY_VAR, RUN_COMPLETE, Case, Run
-from ...graph.rows import RunRows, case_row, dumps_or_none
+from ...graph.rows import dumps_or_none
 from ...graph.store import Store
 from ...graph.values import encode_value
 from ...vocabulary import CaseVerdict
@@ -37,7 +36,7 @@ from . import spans as keys
 from ._wire import WireSpan, read_otlp_file
 from .cases import CaseSpec
 from .marks import MARK
-from .native import NativeTrace, is_memtrace_graph
+from .native import NativeTrace, is_memtrace_graph, store_trace
 
 _CATEGORY = {
     keys.CREATE: "update",
@@ -366,17 +365,7 @@ class _TraceBuilder:
         )
 
     def write(self, store: Store) -> None:
-        rows = RunRows(
-            ops=self.ops,
-            variables=self.vars,
-            edges=self.edges,
-            blobs=list(self.blobs.values()),
-            cases=[case_row(c) for c in self.cases],
-        )
-        try:
-            store.replace_run(self.run, rows)
-        except sqlite3.IntegrityError as exc:
-            raise FormatError(self.run.metadata["source"]["file"], f"inconsistent spans ({exc})") from None
+        store_trace(store, self.run, self.ops, self.vars, self.edges, list(self.blobs.values()), self.cases)
 
 
 class _Earlier:

@@ -157,17 +157,7 @@ class NativeTrace:
         )
 
     def write(self, store: Store) -> None:
-        rows = RunRows(
-            ops=self.ops,
-            variables=self.vars,
-            edges=self.edges,
-            blobs=list(self.blobs.values()),
-            cases=[case_row(c) for c in self.cases],
-        )
-        try:
-            store.replace_run(self.run, rows)
-        except sqlite3.IntegrityError as exc:
-            raise FormatError(self.run.metadata["source"]["file"], f"inconsistent spans ({exc})") from None
+        store_trace(store, self.run, self.ops, self.vars, self.edges, list(self.blobs.values()), self.cases)
 
 
 def _is_case_event(name: str, attrs: dict[str, Any]) -> bool:
@@ -215,3 +205,21 @@ def _strings(raw: Any) -> list[str]:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def store_trace(
+    store: Store,
+    run: Run,
+    ops: list[tuple],
+    variables: list[tuple],
+    edges: list[tuple],
+    blobs: list[tuple],
+    cases: list[Case],
+) -> None:
+    """Write one imported trace as its run in one transaction; rows the store refuses (ids the spans
+    contradict) are a FormatError naming the file."""
+    rows = RunRows(ops=ops, variables=variables, edges=edges, blobs=blobs, cases=[case_row(c) for c in cases])
+    try:
+        store.replace_run(run, rows)
+    except sqlite3.IntegrityError as exc:
+        raise FormatError(run.metadata["source"]["file"], f"inconsistent spans ({exc})") from None
