@@ -22,34 +22,24 @@ import marshal
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import IO, Protocol
 
 from .checkpoints import update_checkpoints
 from .copying import pending_prefix
-from .journal_bulk import ROWS_PER_BATCH, RowBatch, deferred_indexes, worth_deferring
+from .journal_bulk import ROWS_PER_BATCH, RowBatch, RowWriter, deferred_indexes, worth_deferring
 from .journal_frames import HEADER, DamagedJournal, read_frames
 from .journal_shape import CLOSE, ROWS
 from .model import RUN_INCOMPLETE
 
 
-class IngestTarget(Protocol):
-    """What ingesting a journal needs of the store (store.py's `Store`), so the journal never imports it."""
+class IngestTarget(RowWriter, Protocol):
+    """What ingesting a journal needs of the store (store.py's `Store`), so the journal never imports it:
+    its rows writer (journal_bulk.RowWriter) and its transactions."""
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
-
-    def insert_rows_in(
-        self,
-        conn: sqlite3.Connection,
-        *,
-        ops: Sequence[tuple] = (),
-        variables: Sequence[tuple] = (),
-        edges: Sequence[tuple] = (),
-        blobs: Sequence[tuple] = (),
-        cases: Sequence[tuple] = (),
-    ) -> None: ...
 
 
 JOURNAL_DIR = "journal"
