@@ -159,13 +159,7 @@ class FlowMethod:
         ]
         question_seq = anatomy.question_seq
         memory = [v for v in facts.memory if v.seq < question_seq]
-        if isinstance(self.scorer, OverlapScorer):  # words cached per blob across cases
-            words = facts.words_of(graph, memory)
-            carrying = {v.id: self.scorer.score_words(target, words[v.id]) for v in memory}
-        else:  # the carrying rule on top of any scorer (the overlap scorer applies it itself)
-            values = graph.values(memory)
-            carrying = {v.id: _support(target, values[v.id], self.scorer) for v in memory}
-        carrying = {k: s for k, s in carrying.items() if s >= self.scorer.threshold}
+        carrying = self._carrying(graph, target, memory)
         if not carrying:
             return extraction_error(graph, case, evidence, target, question_seq, path, self.scorer, self.name)
         live = live_state(graph, question_seq)
@@ -228,6 +222,18 @@ class FlowMethod:
             blamed = op
         return blamed
 
+    def _carrying(
+        self, graph: GraphQueries, target: Target, memory: list[VariableVersion]
+    ) -> dict[str, float]:
+        """The memory versions carrying the target, with their support (the threshold reached)."""
+        if isinstance(self.scorer, OverlapScorer):  # words cached per blob across cases
+            words = self._graph_facts(graph).words_of(graph, memory)
+            scores = {v.id: self.scorer.score_words(target, words[v.id]) for v in memory}
+        else:  # the carrying rule on top of any scorer (the overlap scorer applies it itself)
+            values = graph.values(memory)
+            scores = {v.id: _support(target, values[v.id], self.scorer) for v in memory}
+        return {k: score for k, score in scores.items() if score >= self.scorer.threshold}
+
     def _carrying_per_message(
         self,
         graph: GraphQueries,
@@ -245,13 +251,7 @@ class FlowMethod:
             )
             if target.empty:
                 continue
-            if isinstance(self.scorer, OverlapScorer):
-                words = facts.words_of(graph, memory)
-                scores = {v.id: self.scorer.score_words(target, words[v.id]) for v in memory}
-            else:
-                values = graph.values(memory)
-                scores = {v.id: _support(target, values[v.id], self.scorer) for v in memory}
-            carrying = {k: s for k, s in scores.items() if s >= self.scorer.threshold}
+            carrying = self._carrying(graph, target, memory)
             if carrying:
                 found.append(carrying)
         return found
