@@ -14,9 +14,24 @@ from collections import defaultdict
 from pathlib import Path
 
 import memtrace as mt
+from memtrace.graph import Case, Run
 
 PER_SYSTEM = 32
 SEED = 19
+
+
+def case_row(run: Run, case: Case) -> dict:
+    """What a labeller gets of one case: where it is and what was asked, answered and expected."""
+    return {
+        "run_id": run.id,
+        "run": run.name,
+        "system": run.system,
+        "conversation": run.conversation,
+        "case_id": case.id,
+        "question": case.question,
+        "gold": case.gold,
+        "prediction": case.prediction,
+    }
 
 
 def main() -> None:
@@ -41,17 +56,7 @@ def main() -> None:
                 kind = claimed.get((run.id, case.id))
                 if kind is None or case.category == "adversarial":
                     continue
-                row = {
-                    "run_id": run.id,
-                    "run": run.name,
-                    "system": run.system,
-                    "conversation": run.conversation,
-                    "case_id": case.id,
-                    "question": case.question,
-                    "gold": case.gold,
-                    "prediction": case.prediction,
-                }
-                pools[run.system][kind].append(row)
+                pools[run.system][kind].append(case_row(run, case))
     aside = set(rng.sample(sorted(conversations), 2))
     chosen: list[dict] = []
     for system in sorted(pools):

@@ -12,6 +12,8 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
+from select_cases import case_row
+
 import memtrace as mt
 
 HERE = Path(__file__).parent
@@ -40,19 +42,7 @@ def main() -> None:
                 kind = claimed.get((run.id, case.id))
                 if kind is None or case.category == "adversarial" or (run.name, case.id) in taken:
                     continue
-                pools[run.system][kind].append(
-                    {
-                        "run_id": run.id,
-                        "run": run.name,
-                        "system": run.system,
-                        "conversation": run.conversation,
-                        "case_id": case.id,
-                        "question": case.question,
-                        "gold": case.gold,
-                        "prediction": case.prediction,
-                        "split": "fresh-aside",
-                    }
-                )
+                pools[run.system][kind].append({**case_row(run, case), "split": "fresh-aside"})
     chosen: list[dict] = []
     for system in sorted(pools):
         kinds = pools[system]
