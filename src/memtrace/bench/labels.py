@@ -20,6 +20,7 @@ from ..attribution.engine import attribute
 from ..attribution.model import Attribution, save_attribution
 from ..errors import FormatError, NotFoundError
 from ..graph import Annotation, Workspace
+from ..interop._common import brief
 from ..progress import Progress, no_progress
 from ..vocabulary import ErrorType, Verdict
 
@@ -43,11 +44,6 @@ class Label:
     note: str | None = None
 
 
-def _quote(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def read_labels(path: Path) -> list[Label]:
     """The labels of a `memtrace-labels/1` file; a malformed one is a FormatError naming file and field."""
     try:
@@ -60,7 +56,7 @@ def read_labels(path: Path) -> list[Label]:
         raise FormatError(path, f"not a {LABELS_FORMAT} file (field 'format')")
     records = payload.get("labels")
     if not isinstance(records, list):
-        raise FormatError(path, f"field 'labels' must be a list, got {_quote(records)}")
+        raise FormatError(path, f"field 'labels' must be a list, got {brief(records)}")
     labels = []
     known = {str(kind) for kind in ErrorType}
     for n, record in enumerate(records):
@@ -70,16 +66,16 @@ def read_labels(path: Path) -> list[Label]:
             raise FormatError(path, f"{where}: field 'memtrace' must be an object")
         kind = record.get("final_error_type")
         if kind not in known:
-            raise FormatError(path, f"{where}: unknown final_error_type {_quote(kind)}")
+            raise FormatError(path, f"{where}: unknown final_error_type {brief(kind)}")
         op_id = record.get("final_op_id")
         for field, value in (("run", record.get("run")), ("memtrace.case_id", meta.get("case_id"))):
             if not isinstance(value, str) or not value:
                 raise FormatError(
-                    path, f"{where}: field {field!r} must be a non-empty string, got {_quote(value)}"
+                    path, f"{where}: field {field!r} must be a non-empty string, got {brief(value)}"
                 )
         if op_id is not None and not isinstance(op_id, str):
             raise FormatError(
-                path, f"{where}: field 'final_op_id' must be a string or null, got {_quote(op_id)}"
+                path, f"{where}: field 'final_op_id' must be a string or null, got {brief(op_id)}"
             )
         labels.append(
             Label(
