@@ -19,7 +19,7 @@ from .executor_options import ExecutorOption, RayAddressOption, WorkersOption, e
 from .llm_options import LLMLimits, MaxTokensOption, RetriesOption, TimeoutOption, closing_client, llm_client
 from .otel_cmd import content_notes
 from .progress import progress_bar
-from .render import short
+from .render import short, suspects_table
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
 if TYPE_CHECKING:
@@ -163,17 +163,12 @@ def suspected_table(ws: Workspace, suspects: list[Attribution]) -> Table:
     """The suspected annotation errors, each with its gold answer and the reason it is suspected."""
     cases = {(c.run_id, c.id): c for c in ws.cases()}
     runs = {r.id: r.name for r in ws.runs()}
-    table = Table(
-        title=f"Suspected annotation errors: {len(suspects)} (no memory fault; kept out of the error counts)",
-        title_justify="left",
-    )
-    for column in ("run", "case", "gold", "reason"):
-        table.add_column(column)
+    rows = []
     for item in suspects:
         case = cases.get((item.run_id, item.case_id))
         gold = " | ".join(case.gold) if case else "-"
-        table.add_row(runs.get(item.run_id, item.run_id), item.case_id, short(gold, 40), item.explanation)
-    return table
+        rows.append((runs.get(item.run_id, item.run_id), item.case_id, short(gold, 40), item.explanation))
+    return suspects_table(rows, "run", "no memory fault; kept out of the error counts")
 
 
 def summary_line(attributions: list[Attribution]) -> str:

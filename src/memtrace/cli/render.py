@@ -150,3 +150,19 @@ def run_header(run: Run) -> Text:
     if run.error:
         parts.append(f"error={run.error}")
     return Text.assemble(styled(run.name, "bold"), " ", "  ".join(parts))
+
+
+def suspects_table(
+    rows: list[tuple[str, str, str, str]], where: str, note: str = "kept out of the error counts"
+) -> Table:
+    """Suspected annotation errors, one row each: (run or system, case, gold, reason). They are no
+    memory fault, so every command shows them apart from the error counts."""
+    table = Table(
+        title=f"Suspected annotation errors: {len(rows)} ({note})",
+        title_justify="left",
+    )
+    for column in (where, "case", "gold", "reason"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    return table

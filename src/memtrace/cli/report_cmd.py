@@ -16,6 +16,7 @@ from ..errors import MemtraceError
 from ..graph import Workspace
 from .consoles import styled
 from .llm_options import LLMLimits, RetriesOption, TimeoutOption
+from .render import suspects_table
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
 
@@ -154,15 +155,7 @@ def suspected_table(result: Any) -> Table | None:
     suspects = result.suspected_annotation_errors
     if not suspects:
         return None
-    table = Table(
-        title=f"Suspected annotation errors: {len(suspects)} (kept out of the error counts)",
-        title_justify="left",
-    )
-    for column in ("system", "case", "gold", "reason"):
-        table.add_column(column)
-    for s in suspects:
-        table.add_row(s.system, s.case_id, " | ".join(s.gold), s.reason)
-    return table
+    return suspects_table([(s.system, s.case_id, " | ".join(s.gold), s.reason) for s in suspects], "system")
 
 
 def patterns_table(result: Any, limit: int = 8) -> Table:
