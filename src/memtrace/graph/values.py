@@ -115,7 +115,8 @@ def value_text(value: Any) -> str:
         return readable_text(value)
 
 
-_TEXT_KEYS = ("memory", "text", "content", "message", "body")
+#: The keys under which a dict-valued message or memory keeps its text (attribution reads them too).
+TEXT_KEYS = ("memory", "content", "text", "message", "body", "utterance", "msg")
 
 
 def display_text(value: Any) -> str:
@@ -126,7 +127,7 @@ def display_text(value: Any) -> str:
     if isinstance(value, str):
         return " / ".join(line.strip() for line in value.replace("\\n", "\n").split("\n") if line.strip())
     if isinstance(value, dict):
-        for key in _TEXT_KEYS:
+        for key in TEXT_KEYS:
             if isinstance(value.get(key), str):
                 return display_text(value[key])
         return value_text(value)

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from ...graph.values import TEXT_KEYS
 from ...text import format_date, parse_when
 
-#: Keys whose value is what the message or memory says, in the order they are read.
-TEXT_KEYS = ("memory", "content", "text", "message", "body", "utterance", "msg")
+#: The keys whose value is what the message or memory says are `graph.values.TEXT_KEYS`, read in order.
 #: Keys whose value is when it was said or written: the message's date, never its words.
 TIME_KEYS = (
     "timestamp",
