@@ -43,6 +43,7 @@ def plan_aware_stems(text: str) -> frozenset[str]:
     return frozenset(done | {PLANNED + w for w in planned - done})
 
 
+@functools.lru_cache(maxsize=65_536)  # a run's turns, asked once per item of every case
 def unplanned(words: frozenset[str]) -> frozenset[str]:
     """The words with plans counted as said (for evidence that was itself a plan)."""
     return frozenset(w[1:] if w.startswith(PLANNED) else w for w in words)
