@@ -10,7 +10,6 @@ from attrhelpers import pets_run
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
-from memtrace.attribution.evidence.anatomy import case_anatomy
 from memtrace.attribution.model import Attribution
 from memtrace.attribution.verify.counterfactual import verify
 from memtrace.attribution.verify.items import check_for, resolve_relative
@@ -65,13 +64,16 @@ def test_a_retrieval_error_whose_context_held_every_item_is_refuted(tmp_path: Pa
 
 
 def test_an_item_both_rules_disagree_on_concludes_nothing(tmp_path: Path) -> None:
-    """A look-alike: the context names the dog's name in another sentence. The judge's rule sees the word,
-    flow's rule for that item does not see its statement: the verifier neither confirms nor refutes."""
+    """Another person's dog named Pepper has every word of the item (the judge's rule sees it) but not
+    its statement (flow's rule for the item does not): the item is disputed, neither held nor missing."""
     run_id = pets_run(tmp_path, ["mem-2"])
     with mt.open(tmp_path) as ws:
         graph, case = ws.view(run_id), ws.cases(run_id)[0]
         check = check_for(graph, case)
-        context = [*graph.values(case_anatomy(graph, case).context_vars).values(), ["Pepper is a nice name"]]
-        status = check.status(context)
-        assert "disputed" in status.values() or "missing" in status.values(), status
-        assert check.lacking(context), status  # never "held" on the judge's word alone
+        dog = next(item.text for item in check.items if "pepper" in item.text)
+        look_alike = ["Omar's dog named Pepper ran away"]
+        held = ["Diego adopted a dog named Pepper last spring, she loves the park"]
+        assert check.status([look_alike])[dog] == "disputed"
+        assert check.status([held])[dog] == "held"
+        assert check.status([["Diego likes parks"]])[dog] == "missing"
+        assert dog in check.lacking([look_alike])  # never held on the judge's word alone
