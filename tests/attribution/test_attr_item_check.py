@@ -77,3 +77,64 @@ def test_an_item_both_rules_disagree_on_concludes_nothing(tmp_path: Path) -> Non
         assert check.status([held])[dog] == "held"
         assert check.status([["Diego likes parks"]])[dog] == "missing"
         assert dog in check.lacking([look_alike])  # never held on the judge's word alone
+
+
+def test_a_said_on_stamp_is_when_it_was_said_not_when_it_happened() -> None:
+    """"Last week [said on 27 February]" does not hold a gold "the week before 6 March 2023" just
+    because the day it was said falls inside that week."""
+    from memtrace.attribution.verify.items import held_parts
+
+    gold = "the week before 6 March 2023"
+    said_earlier = "Last week, Maria's grandma passed away. [said on 27 February 2023]"
+    said_then = "Last week, Maria's grandma passed away. [said on 6 March 2023]"
+    assert not held_parts([said_earlier], gold)
+    assert held_parts([said_then], gold)
+    # An "[on ...]" stamp is the event's date as the memory resolved it: inside the gold week, held.
+    assert held_parts(["Maria's grandma passed away. [on 27 February 2023]"], gold)
+
+
+RIVER = "Tomasz: I finally paddled the whole Warta river route alone, three days of rain and no regrets!"
+
+
+def _inferred_run(workspace: Path, retrieved: list[str]) -> str:
+    """A raw-turn system asked a question whose gold ("Likely yes") no turn states: it is inferred."""
+    with mt.run(workspace, name="river", system="rag") as run:
+        with mt.op("load", category="construction") as op:
+            op.output("D3:2", RIVER, category="message")
+            op.output("D3:3", "Ines: Wow, how was the weather?", category="message")
+        with mt.op("retrieve", category="retrieval") as op:
+            op.input("query", "Would Tomasz enjoy a solo canoe trip?", category="query")
+            found = op.output("retrieved", retrieved, category="retrieved")
+        case = run.case("Would Tomasz enjoy a solo canoe trip?", gold="Likely yes", evidence=["D3:2"])
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "No", category="prediction")
+        case.predict("No", var=prediction)
+        case.judge(False)
+        return run.id
+
+
+def test_an_inferred_answer_is_checked_by_its_annotated_turns_whole(tmp_path: Path) -> None:
+    """No turn states "yes": the annotated turn is the item, held only where every part of it is."""
+    run_id = _inferred_run(tmp_path, [f"[D3:2] {RIVER}"])
+    with mt.open(tmp_path) as ws:
+        graph, case = ws.view(run_id), ws.cases(run_id)[0]
+        check = check_for(graph, case)
+        assert check.turns and [item.text for item in check.items] == ["turn D3:2"]
+        assert check.status([[f"[D3:2] {RIVER} [said on 2 May 2023]"]]) == {"turn D3:2": "held"}
+        # Half the turn (the paddling without "alone") is not the turn: never held on a look-alike.
+        assert check.status([["Tomasz paddled the Warta river route"]])["turn D3:2"] != "held"
+        assert check.status([["Ines asked about the weather"]]) == {"turn D3:2": "missing"}
+        flow = FlowMethod().attribute(graph, case)
+        outcome = verify(ws, replace(flow, error_type="ResponseError"))
+        assert (outcome.verdict, outcome.why) == ("flow-confirmed", "context-holds-every-item"), outcome.reason
+        assert "evidence turn" in outcome.reason
+
+
+def test_an_inferred_answer_whose_context_lacks_its_turn_whole_is_left_open(tmp_path: Path) -> None:
+    """A memory may split a turn into several facts, so a turn not found whole refutes nothing."""
+    run_id = _inferred_run(tmp_path, ["[D3:3] Ines: Wow, how was the weather?"])
+    with mt.open(tmp_path) as ws:
+        outcome = verify(ws, _claim(ws, run_id, "ResponseError", "answer#"))
+        assert (outcome.verdict, outcome.why) == ("not-verifiable", "turns-not-whole"), outcome.reason
+        assert "turn D3:2" in outcome.reason

@@ -11,10 +11,12 @@ turn mentions is suspected to be an annotation error (LoCoMo has some), never a 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ...eval.strict import strip_dates
 from ...graph import Case, GraphQueries, VariableVersion
+from ...text import porter_stem, tokenize
 from .locate import message_text, message_versions, run_speakers
 from .words import HEDGE, STAMP, answer_item_texts, content_stems, plan_aware_stems, unplanned
 
@@ -88,6 +90,37 @@ def _turn_words(graph: GraphQueries) -> list[tuple[VariableVersion, frozenset[st
     return graph.derived("turn-words", build)
 
 
+def _speakers(graph: GraphQueries) -> dict[str, str]:
+    """Who said each turn (the name before its ': '), by version id, cached per graph."""
+
+    def build() -> dict[str, str]:
+        turns = message_versions(graph)
+        values = graph.values(turns)
+        said = {}
+        for v in turns:
+            head, sep, _ = message_text(values[v.id]).partition(": ")
+            if sep and len(head) <= 40:
+                said[v.id] = head
+        return said
+
+    return graph.derived("turn-speakers", build)
+
+
+def copy_states(item: str, text: str) -> bool:
+    """Whether a turn restates the item itself, not only its words: a phrase as written ("the support
+    group has...") or a name as a name ("Melbourne"); "inspired by Witcher 3" is no copy of "inspired"."""
+    words = item.split()
+    if len(content_stems(item)) > 1:
+        return phrase_of(item) in phrase_of(text)
+    named = {t.strip(".,!?;:'\"()").casefold() for t in text.split()[1:] if t[:1].isupper()}
+    return bool(words) and {w.casefold() for w in words if w[:1].isalpha()} <= named
+
+
+def phrase_of(text: str) -> str:
+    """The text's content words, stemmed, in order (a phrase of an item must appear as written)."""
+    return " " + " ".join(porter_stem(t) for t in tokenize(text, stopwords=True)) + " "
+
+
 def _is_count(words: frozenset[str]) -> bool:
     """A bare number ("3", "two"): it counts something and any line may hold the word, so only the
     annotated turns can show where it comes from."""
@@ -115,7 +148,18 @@ def answer_needs(
         for text, words in answer_item_texts(gold):
             if any(other.words == words for other in needs.items):
                 continue
-            need = _stating(text, words, turns, near, annotated_ids, sessions, asked, done_first)
+            need = _stating(
+                text,
+                words,
+                turns,
+                near,
+                annotated_ids,
+                sessions,
+                asked,
+                done_first,
+                _speakers(graph),
+                lambda v: message_text(graph.value(v.id)),
+            )
             if need is None:
                 needs.unstated.append(text)
             else:
@@ -136,9 +180,12 @@ def _stating(
     sessions: set[str],
     asked: frozenset[str],
     done_first: bool = True,
+    speakers: dict[str, str] | None = None,
+    texts: Callable[[VariableVersion], str] = lambda v: "",
 ) -> ItemNeed | None:
     """The turns stating one item: the annotated ones, else their sessions', else the conversation's;
     None if none does."""
+    speakers = speakers or {}
     stating = [(v, w) for v, w in turns if words <= unplanned(w)]
     done_ids = {v.id for v, w in stating if words <= w}  # said as done, not only planned
     found: dict[str, tuple[VariableVersion, str]] = {}
@@ -149,10 +196,23 @@ def _stating(
     # The nearest turns that state it (a later look-alike is another event); a plan ("thinking about
     # kayaking") gives way to a turn saying it happened, wherever that turn is.
     for done in (True, False) if done_first else (False,):
-        for where, chosen in stages:
+        for index, (where, chosen) in enumerate(stages):
             picked = [v for v in chosen if not done or v.id in done_ids]
             if picked:
                 found = {v.id: (v, where) for v in picked}
+                if where == "annotated" and len(stages) > 1:
+                    # The same speaker saying it again in those sessions is a copy of the same fact:
+                    # the item is lost only when the last copy goes (a trim drops one line, not both).
+                    # The other speaker echoing it ("Kickboxing is a great way...") is a reply.
+                    said_by = {speakers.get(v.id) for v in picked}
+                    copies = [
+                        v
+                        for v in stages[index + 1][1]
+                        if (not done or v.id in done_ids)
+                        and speakers.get(v.id) in said_by
+                        and copy_states(text, texts(v))
+                    ]
+                    found.update({v.id: (v, where) for v in copies if v.id not in found})
                 break
         if found:
             break

@@ -22,8 +22,16 @@ from ..evidence.anatomy import CaseAnatomy, case_anatomy
 from ..evidence.locate import dated_message, locate_evidence, run_speakers
 from ..evidence.losses import live_state
 from ..evidence.needs import answer_needs
-from ..evidence.support import OverlapScorer, SupportScorer, Target, best_part, carrying_part, value_words
+from ..evidence.support import (
+    OverlapScorer,
+    SupportScorer,
+    Target,
+    best_part,
+    carrying_part,
+    value_words,
+)
 from ..model import Attribution, Cost, PathRole, PathStep, undetermined
+from .flow_elsewhere import held_in_context, stated_elsewhere
 from .flow_items import combine_items, elsewhere_note, suspected_annotation_error
 from .flow_losses import extraction_error, loss_error, quote, shown
 
@@ -71,7 +79,7 @@ class FlowMethod:
         return facts
 
     #: Raised when the method's decisions change, so results stored by an older rule are not reused.
-    RULES = 2
+    RULES = 3
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -130,7 +138,8 @@ class FlowMethod:
             result = self._trace(graph, case, anatomy, list(need.messages), need.where)
             result.explanation = f"{elsewhere_note(need, found.versions)} {result.explanation}"
             return result
-        return self._trace(graph, case, anatomy, found.versions, found.source)
+        single = needs.items[0].item if len(needs.items) == 1 else None
+        return self._trace(graph, case, anatomy, found.versions, found.source, restated=single)
 
     def _trace(
         self,
@@ -140,6 +149,7 @@ class FlowMethod:
         evidence: list[VariableVersion],
         source: str,
         item: str | None = None,
+        restated: str | None = None,
     ) -> Attribution:
         """Follow the information of these evidence turns (one item of the answer, when given) through
         memory to the answer step, and decide by the taxonomy."""
@@ -160,9 +170,38 @@ class FlowMethod:
         question_seq = anatomy.question_seq
         memory = [v for v in facts.memory if v.seq < question_seq]
         carrying = self._carrying(graph, target, memory)
+        live = live_state(graph, question_seq)
+        restated = item if item is not None else restated  # the item another part may state
+        if restated is not None and anatomy.retrieval_op is not None:
+            elsewhere = (
+                None
+                if any(v.id in carrying for v in live.values())  # its own carriers decide
+                else stated_elsewhere(
+                    graph, case, anatomy, restated, live, facts.words_of, facts.speakers(graph)
+                )
+            )
+            if elsewhere is not None:  # the traced turns' copy was lost, another part still says it
+                version, text = elsewhere
+                held = self.scorer.prepare(
+                    case.question, [restated], [(version.name, text)], facts.speakers(graph)
+                )
+                if version.id in {v.id for v in anatomy.context_vars}:
+                    return held_in_context(graph, case, anatomy, restated, version, text, path, self.name)
+                if version.category == MEMORY_ENTRY:
+                    path.append(
+                        PathStep(
+                            "var",
+                            version.id,
+                            version.seq,
+                            "in memory at question time (another statement)",
+                            True,
+                            text,
+                            PathRole.LIVE_AT_QUESTION,
+                        )
+                    )
+                return self._question_time_error(graph, case, anatomy, held, version, 1.0, path)
         if not carrying:
             return extraction_error(graph, case, evidence, target, question_seq, path, self.scorer, self.name)
-        live = live_state(graph, question_seq)
         live_carrying = [v for v in live.values() if v.id in carrying]
         first = min((graph.var(i) for i in carrying), key=lambda v: v.seq)
         path.append(

@@ -112,6 +112,9 @@ def replay_with_ideal_later_ops(
     # Confirmed only when the judge's rule finds every item too (flow's own rule confirms nothing).
     if delivered is None or not check.has_items or check.lacking(replayed):
         return None
+    placebo = _placebo(ws, graph, attribution, case, patch, llm) if why == "kept-by-later-trims" else None
+    if placebo is not None:
+        return placebo
     checked = [
         f"repair replayed again with {how} (ideal later operations); replayed {result.run_id}",
         f"the replayed context carries the evidence: {delivered.text!r} (support {delivered.support:.2f});"
@@ -136,6 +139,59 @@ def replay_with_ideal_later_ops(
             answer_step_fault(answer_op.id, answered.prediction, result.run_id, "repair replay")
         )
     return outcome
+
+
+def _placebo(
+    ws: Workspace,
+    graph: GraphQueries,
+    attribution: Attribution,
+    case: Case,
+    patch: dict[str, Any],
+    llm: Any,
+) -> Verification | None:
+    """The same ideal later trims without the repair: when they alone deliver every item, the claimed
+    trim lost nothing the answer needed (another line still held it), so it was not decisive."""
+    op_id = attribution.op_id or ""
+    keep = patch.get(op_id, {}).get("keep") or {}
+    if not keep:
+        return None
+    unit = next(iter(keep))
+    claimed = graph.op(op_id)
+    later = next(
+        (
+            op
+            for version in graph.versions(unit)
+            if version.seq > claimed.seq
+            for op in graph.producers(version.id)
+            if op.name == claimed.name and op.seq > claimed.seq
+        ),
+        None,
+    )
+    if later is None:
+        return None
+    try:
+        result = replay(ws, attribution.run_id, {later.id: {"keep": keep}}, cases=[case.id], llm=llm)
+    except UntrustedSnapshotError:
+        raise
+    except MemtraceError:
+        return None
+    check = check_for(graph, case)
+    replayed = list(result.case(case.id).context)
+    if check.lacking(replayed):
+        return None  # without the repair some item is lost: the claimed trim was needed
+    return Verification(
+        attribution,
+        Verdict.REFUTED,
+        f"placebo: with the claimed {op_id} left as recorded and only the later trims ideal, every item"
+        " still reaches the answer's context, so the claimed trim lost nothing the answer needed",
+        result.run_id,
+        result.case(case.id).prediction,
+        checked=[
+            f"placebo replay {result.run_id}: {op_id} as recorded, later trims from {later.id} keeping the"
+            f" same lines; {item_line(check, replayed)}"
+        ],
+        why="placebo-delivers",
+    )
 
 
 def _kind(patch: dict[str, Any], attribution: Attribution) -> str:

@@ -6,8 +6,10 @@ answer instead, item by item of the gold: are the item's words there (one in fou
 a long item), and does a date in the text fall inside each gold date? Relative dates are resolved
 against the text's own stamp ("last week [said on 6 March 2023]" names the week before 6 March 2023).
 
-Only items some turn of the conversation holds by this same rule are checked: an answer inferred
-from the conversation ("likely no", a paraphrase) has nothing this rule could find, and is said so.
+Only items some turn of the conversation holds by this same rule are checked. An answer inferred
+from the conversation ("likely no", a paraphrase) has no such item: then the annotated evidence turns
+are what must be held, each whole (every part of the turn by the judge's rule, and flow's rule for
+that turn alone), since an answer inferred from them can only be as good as what reached the step.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..evidence.locate import message_text, message_versions, run_speakers, said
 from ..evidence.support import OverlapScorer, Target, carrying_part, content_stems, value_parts
 
 _STAMP = re.compile(r"\[(?:said )?on (?P<date>[^\]]+)\]")
+_SAID = re.compile(r"\[said on [^\]]+\]")
 _NUMBER = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "few": 3}
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _RELATIVE = re.compile(
@@ -49,7 +52,7 @@ def _anchor(text: str) -> date | None:
 
 def resolve_relative(text: str, anchor: date | None = None) -> str:
     """The text with each relative date it uses restated against its stamp, so the judge's date rule
-    can read it: "last week [said on 6 March 2023]" gains "the week before 6 March 2023"."""
+    can read it: "last week [said on 6 March 2023]" becomes "last week (the week before 6 March 2023)"."""
     day = anchor or _anchor(text)
     if day is None:
         return text
@@ -75,7 +78,12 @@ def resolve_relative(text: str, anchor: date | None = None) -> str:
             else:
                 resolved.append(f"{'the' if n == 1 else n} {unit}{'' if n == 1 else 's'} before {said}")
     resolved = [r for r in resolved if r]
-    return text if not resolved else f"{text} ({'; '.join(resolved)})"
+    if not resolved:
+        return text
+    # A "[said on ...]" stamp says when it was said, not when it happened: "last week [said on 27
+    # February]" does not hold "the week before 6 March" by the stamp's date falling inside that week.
+    # An "[on ...]" stamp is the event's own date, as the memory system resolved it, and stays.
+    return f"{_SAID.sub('', text).rstrip()} ({'; '.join(resolved)})"
 
 
 def _day_of_month(anchor: date, number: int) -> str:
@@ -130,11 +138,21 @@ def _said_turns(graph: GraphQueries) -> list[tuple[str, str]]:
 
 @dataclass(slots=True)
 class Item:
-    """One checkable part of the gold answer: the judge's text of it and flow's target for it alone."""
+    """One checkable part of the gold answer (or, for an inferred answer, one annotated evidence turn):
+    the judge's text of it and flow's target for it alone."""
 
     gold: str
     text: str
     target: Target
+    #: An evidence turn: held only where every part of it is (`gold` is the turn's own words).
+    whole: bool = False
+
+    def judged_held(self, texts: Sequence[str]) -> bool:
+        """The judge's rule: some one text holds the item (a whole turn: every part of it)."""
+        if self.whole:  # every content word of the turn: its one telling word may be the whole point
+            words = content_stems(self.gold)
+            return any(words <= content_stems(text) for text in texts)
+        return bool(held_parts(texts, self.gold, [self.text]))
 
 
 class ItemCheck:
@@ -176,22 +194,52 @@ class ItemCheck:
                 target = self.scorer.prepare(case.question, [part], stating[:_STATING_TURNS], speakers)
                 self.items.append(Item(gold, part, target))
             break  # the first gold alternative: datasets list one answer per case
+        if not self.items:
+            self.items = self._evidence_turns(graph, case, annotated, speakers)
+
+    @property
+    def turns(self) -> bool:
+        """The items are annotated evidence turns (the answer is inferred), not parts of the answer."""
+        return bool(self.items) and self.items[0].whole
+
+    def _evidence_turns(
+        self, graph: GraphQueries, case: Case, annotated: set[str], speakers: Iterable[str]
+    ) -> list[Item]:
+        """For an inferred answer: each annotated turn the run recorded, as an item held only whole."""
+        turns = message_versions(graph)
+        values = graph.values(turns)
+        items = []
+        for version in turns:
+            if version.name not in annotated:
+                continue
+            text = message_text(values[version.id])
+            body = text.split(": ", 1)[1] if ": " in text[:40] else text
+            if not content_stems(body):
+                continue
+            target = self.scorer.prepare(case.question, [], [(version.name, text)], speakers)
+            items.append(Item(body, f"turn {version.name}", target, whole=True))
+        return items
 
     @property
     def has_items(self) -> bool:
         return bool(self.items)
 
     def status(self, values: Sequence[object]) -> dict[str, str]:
-        """Per item: "held" (both rules find it in one value's part), "missing" (neither), "disputed"."""
+        """Per item: "held" (both rules find it in one and the same part), "missing" (neither finds it
+        anywhere), "disputed" (otherwise)."""
         texts = texts_of(values)
         parts = [(None, value) for value in values]
         found = {}
         for item in self.items:
-            judge = bool(held_parts(texts, item.gold, [item.text]))
-            flow = carrying_part(item.target, parts, self.scorer) is not None
-            found[item.text] = (
-                "held" if judge and flow else "missing" if not judge and not flow else "disputed"
-            )
+            # Held only where both rules find it in the same part: the judge's words in a long episode
+            # and flow's statement in another memory are two half-findings, not one.
+            judged = [(None, text) for text in texts if item.judged_held([text])]
+            if judged and carrying_part(item.target, judged, self.scorer) is not None:
+                found[item.text] = "held"
+            elif judged or carrying_part(item.target, parts, self.scorer) is not None:
+                found[item.text] = "disputed"
+            else:
+                found[item.text] = "missing"
         return found
 
     def lacking(self, values: Sequence[object]) -> list[str]:
@@ -211,12 +259,13 @@ def item_line(check: ItemCheck, values: Sequence[object]) -> str:
     if not check.has_items:
         return "the answer is inferred: no turn states an item of it, so no independent item check"
     status = check.status(values)
+    what = "evidence turns (the answer is inferred)" if check.turns else "items"
     parts = [
         f"{state} {', '.join(item for item, found in status.items() if found == state)}"
         for state in ("held", "missing", "disputed")
         if state in status.values()
     ]
-    return "items by the judge's rule and flow's: " + "; ".join(parts)
+    return f"{what} by the judge's rule and flow's: " + "; ".join(parts)
 
 
 def check_for(graph: GraphQueries, case: Case) -> ItemCheck:
@@ -229,21 +278,21 @@ def refuted_premise(
 ) -> tuple[str, str] | None:
     """(why, reason) when the recorded run contradicts what a claim of this kind says was lost.
 
-    A RetrievalError says the context lacked the information: refuted when it held every item. An
-    UpdateError or DeletionError says a unit held it and lost it: refuted when the unit it names held
-    none of it. An ExtractionError says no unit ever held it: refuted when memory held every item at
-    question time. Held and missing are what both rules agree on (see `ItemCheck`)."""
+    Every claim upstream of the answer step says the context lacked the information: refuted when it
+    held every item. An UpdateError or DeletionError says a unit held it and lost it: refuted when the
+    unit it names held none of it. An ExtractionError says no unit ever held it: refuted when memory
+    held every item at question time. Held and missing are what both rules agree on (see `ItemCheck`)."""
     if not check.has_items:
         return None
     anatomy = case_anatomy(graph, case)
-    if kind == "RetrievalError":
-        context = list(graph.values(anatomy.context_vars).values())
-        if context and not check.lacking(context):
-            return (
-                "context-had-it",
-                f"the recorded context already held every item: {', '.join(check.held(context))}",
-            )
-    elif kind in ("UpdateError", "DeletionError"):
+    context = list(graph.values(anatomy.context_vars).values())
+    upstream = kind in ("ExtractionError", "UpdateError", "DeletionError", "RetrievalError")
+    if upstream and context and not check.lacking(context):  # nothing was lost before the answer step
+        return (
+            "context-had-it",
+            f"the recorded context already held every item: {', '.join(check.held(context))}",
+        )
+    if kind in ("UpdateError", "DeletionError") and not check.turns:  # a paraphrase splits a turn
         if kept_value is not None and set(check.status([kept_value]).values()) == {"missing"}:
             return (
                 "unit-never-held-it",

@@ -1,7 +1,8 @@
 """Verifying a ResponseError, which no replay can test: the item check on the recorded context.
 
 Confirmed when every item of the gold answer is in the answer's context by both the judge's rule and
-flow's, refuted when neither finds one, by elimination only for an answer no turn states.
+flow's, refuted when neither finds one. An inferred answer's items are its annotated evidence turns;
+by elimination is left for an answer no turn states whose case annotates no turn.
 """
 
 from __future__ import annotations
@@ -52,6 +53,15 @@ def response_verdict(
     context = list(graph.values(case_anatomy(graph, case).context_vars).values())
     status = check.status(context) if check.has_items else {}
     missing = [item for item, state in status.items() if state == "missing"]
+    if missing and check.turns:  # a memory may split a turn into facts: its absence whole proves nothing
+        return settled(
+            attribution,
+            Verdict.NOT_VERIFIABLE,
+            "turns-not-whole",
+            f"the answer is inferred, and no part of the answer's context holds {', '.join(missing)}"
+            " whole: neither confirmed nor refuted",
+            [item_line(check, context), no_replay],
+        )
     if missing:  # both rules agree the context lacks an item: the claim's premise is false
         return settled(
             attribution,
@@ -76,8 +86,13 @@ def response_verdict(
             attribution,
             Verdict.FLOW_CONFIRMED,
             "context-holds-every-item",
-            "every item of the answer is in the answer's context by the judge's rule, and a part carries"
-            " the evidence by flow's: an ideal answer step would have answered",
+            (
+                "every annotated evidence turn is in the answer's context, whole, by the judge's rule and"
+                " flow's: an ideal answer step would have inferred the answer from them"
+                if check.turns
+                else "every item of the answer is in the answer's context by the judge's rule, and a part"
+                " carries the evidence by flow's: an ideal answer step would have answered"
+            ),
             [f"carrying part {found.text!r} of {found.var_id}", item_line(check, context), no_replay],
         )
     if found is None:

@@ -1,0 +1,100 @@
+"""An item said again elsewhere: the traced turns' copy was lost, but another part still states it.
+
+Flow traces an item through the turns that state it. When every memory carrying those turns is gone
+by question time, a part of the answer's context (the answer step then failed for this item) or a
+memory live at question time (the retrieval missed it) may still state the item in other words of
+the same fact: "James started introducing Max, Daisy and the new pup Ned" for the dogs of D1:14.
+Only a part that states the whole item as written and is tied to the question counts, so a
+look-alike ("created a world inspired by Witcher 3" for "excited and inspired") does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...graph import Case, GraphQueries, VariableVersion
+from ...vocabulary import ErrorType
+from ..evidence.anatomy import CaseAnatomy
+from ..evidence.needs import copy_states, phrase_of
+from ..evidence.support import value_parts
+from ..evidence.words import answer_item_texts, content_stems
+from ..model import Attribution, PathRole, PathStep
+from .flow_losses import quote
+
+WordsOf = Callable[[GraphQueries, list[VariableVersion]], dict[str, tuple[frozenset[str], ...]]]
+
+
+def stated_elsewhere(
+    graph: GraphQueries,
+    case: Case,
+    anatomy: CaseAnatomy,
+    item: str,
+    live: dict[str, VariableVersion],
+    words_of: WordsOf,
+    speakers: frozenset[str],
+) -> tuple[VariableVersion, str] | None:
+    """A part of the answer's context, else of a memory live at question time, stating the item and
+    tied to the question: the name of whom it asks about when it names one, and words of its topic
+    (for an item that is itself a name, a pet or a place, one such word or another item beside it)."""
+    words = content_stems(item)
+    asked = content_stems(case.question) - words
+    siblings = [
+        stems for gold in case.gold for _, stems in answer_item_texts(gold) if stems and stems != words
+    ]
+    if not words or not asked:
+        return None
+    names = frozenset().union(*(content_stems(name) for name in speakers))
+    topical, subject = asked - names, asked & names
+    phrase = phrase_of(item)
+
+    def stating(versions: list[VariableVersion]) -> tuple[VariableVersion, str] | None:
+        parts = words_of(graph, versions)
+        for version in sorted(versions, key=lambda v: v.seq):
+            for part in parts[version.id]:
+                if not words <= part or not part & asked:
+                    continue
+                text = next(
+                    (t for _, t in value_parts(graph.value(version.id)) if words <= content_stems(t)), None
+                )
+                if text is None or (len(words) > 1 and phrase not in phrase_of(text)):
+                    continue  # "an activist group ... support" is not "support group"
+                if subject and not part & subject:
+                    continue  # said of someone else, or of no one the question names
+                # A phrase needs a word of the question's topic; a single common word ("inspired")
+                # two, since one ("gaming") is a look-alike's too; a name ("Pepper and I have been
+                # exploring") one, or another item of the same answer beside it ("Max, Daisy and Ned").
+                named = copy_states(item, text) and (
+                    part & topical or any(other <= part for other in siblings)
+                )
+                if named or len(part & topical) >= (1 if len(words) > 1 else 2):
+                    return version, text
+        return None
+
+    inside = {v.id for v in anatomy.context_vars}
+    return stating(anatomy.context_vars) or stating([v for v in live.values() if v.id not in inside])
+
+
+def held_in_context(
+    graph: GraphQueries,
+    case: Case,
+    anatomy: CaseAnatomy,
+    item: str,
+    part_of: VariableVersion,
+    text: str,
+    path: list[PathStep],
+    method: str,
+) -> Attribution:
+    """The item is stated in a part of the answer's context: for this item, the answer step failed."""
+    answer_op = anatomy.answer_op
+    assert answer_op is not None
+    path.append(
+        PathStep("var", part_of.id, part_of.seq, "in the answer's context", True, text, PathRole.IN_CONTEXT)
+    )
+    path.append(PathStep("op", answer_op.id, answer_op.seq, "answered wrong from a context holding it", None))
+    explanation = (
+        f"The context given to {answer_op.name} ({answer_op.id}) stated {quote(item)} in {quote(text)}"
+        f" ({part_of.id}), yet it answered {quote(case.prediction or '?')}."
+    )
+    return Attribution(
+        graph.run.id, case.id, answer_op.id, ErrorType.RESPONSE, 0.7, explanation, method, path
+    )
