@@ -139,7 +139,10 @@ class FlowMethod:
             result.explanation = f"{elsewhere_note(need, found.versions)} {result.explanation}"
             return result
         single = needs.items[0].item if len(needs.items) == 1 else None
-        return self._trace(graph, case, anatomy, found.versions, found.source, restated=single)
+        annotated = {v.id for v in found.versions}
+        copies = [v for v in needs.items[0].messages if v.id not in annotated] if single else []
+        evidence = sorted([*found.versions, *copies], key=lambda v: v.seq)  # copies: lost with the last
+        return self._trace(graph, case, anatomy, evidence, found.source, restated=single)
 
     def _trace(
         self,

@@ -1,0 +1,123 @@
+"""An item said again elsewhere (issue 19): a copy by the same speaker keeps the item alive until the
+last copy goes; a live memory stating it, tied to the question, makes a lost turn a retrieval miss;
+a look-alike sharing one word does neither. Verification's placebo refutes a trim that lost a line
+another line still carried."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import memtrace as mt
+from memtrace.attribution import FlowMethod
+from memtrace.attribution.model import PathRole, PathStep
+from memtrace.attribution.verify.counterfactual import verify
+from memtrace.datasets.model import Conversation, Question, Session, Turn
+from memtrace.systems import run_conversation
+from memtrace.systems.long_context import LongContext, LongContextConfig
+
+DOGS = "James: The names of my three dogs are Ned, Daisy and Max! They run my whole house."
+
+
+def _dogs_run(workspace: Path, live: list[str], retrieved: list[str]) -> str:
+    """Mem0-like: the annotated turn's extraction drops the dogs; other memories say what they say."""
+    with mt.run(workspace, name="dogs", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            turn = op.output("D1:14", DOGS, category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(turn)
+            run.memory("mem-1").create({"memory": "James likes his house"}, by=op)
+        for n, text in enumerate(live, 2):
+            with mt.op("extract_facts", category="extraction") as op:
+                run.memory(f"mem-{n}").create({"memory": text}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            op.input("query", "What are the names of James's dogs?", category="query")
+            found = op.output("retrieved", retrieved, category="retrieved")
+        case = run.case("What are the names of James's dogs?", gold="Ned, Daisy, Max", evidence=["D1:14"])
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "Ned", category="prediction")
+        case.predict("Ned", var=prediction)
+        case.judge(False)
+        return run.id
+
+
+def test_a_live_memory_naming_the_items_together_makes_it_a_retrieval_miss(tmp_path: Path) -> None:
+    together = "James started introducing Max, Daisy and the new pup Ned"
+    run_id = _dogs_run(tmp_path, [together], ["James's dog Ned loves the vet"])
+    with mt.open(tmp_path) as ws:
+        result = FlowMethod().attribute(ws.view(run_id), ws.cases(run_id)[0])
+    assert (result.error_type, result.op_id.split("#")[0]) == ("RetrievalError", "search"), result.explanation
+    assert "introducing Max, Daisy" in result.explanation  # the memory that still said it is named
+
+
+def test_a_name_alone_beside_no_word_of_the_question_is_not_a_statement(tmp_path: Path) -> None:
+    """ "Daisy came and lay down next to James" names a Daisy, but says nothing of dogs or the other
+    names: the dogs were lost where the annotated turn was dropped."""
+    alone = "James was playing a game and Daisy came and lay down next to James"
+    run_id = _dogs_run(tmp_path, [alone], ["James's dog Ned loves the vet"])
+    with mt.open(tmp_path) as ws:
+        result = FlowMethod().attribute(ws.view(run_id), ws.cases(run_id)[0])
+    assert result.error_type == "ExtractionError", result.explanation
+
+
+def _window_conversation() -> Conversation:
+    """Caroline names the support group twice in session 1 (D1:3, then D1:7); Mel echoes it (D1:5);
+    small talk follows, so a small window trims D1:3 long before D1:7."""
+    turns = [
+        ("D1:1", "Mel", "Hey Caroline, what have you been up to lately?"),
+        ("D1:2", "Caroline", "Busy week at the studio, lots of clay everywhere."),
+        ("D1:3", "Caroline", "I went to an LGBTQ support group yesterday and it was powerful."),
+        ("D1:4", "Mel", "That sounds really meaningful, tell me more."),
+        ("D1:5", "Mel", "A support group like that must be a great comfort."),
+        ("D1:6", "Caroline", "Everyone shared their stories, it felt safe."),
+        ("D1:7", "Caroline", "The support group has made me feel accepted for who I am."),
+    ]
+    filler = [
+        (
+            f"D1:{n}",
+            "Mel" if n % 2 else "Caroline",
+            f"Small talk number {n} about weather, lunch and traffic jams.",
+        )
+        for n in range(8, 30)
+    ]
+    session = Session(
+        1, "1:56 pm on 8 May, 2023", [Turn(i, s, t, 1, "8 May 2023") for i, s, t in turns + filler]
+    )
+    question = Question(
+        "q0", "What LGBTQ events has Caroline joined?", ["support group"], ["D1:3"], "single-hop"
+    )
+    return Conversation("window", ["Caroline", "Mel"], [session], [question], "test")
+
+
+def test_a_copy_by_the_same_speaker_keeps_the_item_until_the_last_copy_goes(tmp_path: Path) -> None:
+    run = run_conversation(LongContext(LongContextConfig(max_tokens=220)), _window_conversation(), tmp_path)
+    with mt.open(tmp_path) as ws:
+        graph, case = ws.view(run.run_id), ws.cases(run.run_id)[0]
+        assert case.verdict == "wrong"
+        result = FlowMethod().attribute(graph, case)
+        assert result.error_type == "UpdateError", result.explanation
+        assert "D1:7" in result.explanation  # the last copy's loss decides, not D1:3's (nor Mel's echo)
+        # The same claim moved to the earlier trim that dropped D1:3: later ideal trims alone keep D1:7,
+        # so verification's placebo says the earlier trim lost nothing the answer needed.
+        kept = result.step(PathRole.LAST_CARRIER)
+        first_drop = _trim_dropping(graph, "[D1:3]")
+        unit = kept.id.rsplit("@", 1)[0]
+        before = max((v for v in graph.versions(unit) if v.seq < first_drop.seq), key=lambda v: v.seq)
+        path = [s for s in result.path if s.role != PathRole.LAST_CARRIER]
+        path.append(PathStep("var", before.id, before.seq, "last carrier", True, role=PathRole.LAST_CARRIER))
+        claim = replace(result, op_id=first_drop.id, path=path, method="test-claim")
+        outcome = verify(ws, claim)
+        assert (outcome.verdict, outcome.why) == ("refuted", "placebo-delivers"), outcome.reason
+        assert "support group" in outcome.checked[-1]
+
+
+def _trim_dropping(graph: mt.GraphQueries, tag: str) -> object:
+    """The trim whose output first lacks the line tagged `tag`."""
+    for op in sorted(graph.ops_by_category("update"), key=lambda o: o.seq):
+        if op.name != "trim_memory":
+            continue
+        out = graph.outputs(op.id)[0]
+        if not any(str(line).startswith(tag) for line in graph.value(out.id)):
+            return op
+    raise AssertionError(f"no trim drops {tag}")
