@@ -97,7 +97,7 @@ def _replay(
             ws, original.parent_run, merged, cases=cases, llm=llm, name=name or f"{original.name}+"
         )
     graph = ws.graph(original.id)
-    patch_seqs = [graph.op(op_id).seq for op_id in patches]  # NotFoundError names a bad op id
+    patch_seqs = _patch_seqs(graph, patches)
     recorded_by = find_system(original.system)
     if recorded_by is not None and not recorded_by.snapshots:
         raise NotReplayableError(
@@ -168,6 +168,23 @@ def _replay(
         time.perf_counter() - started,
         recorder.ops_recorded,
     )
+
+
+def _patch_seqs(graph: Any, patches: dict[str, Patch]) -> list[int]:
+    """The seqs of the recorded operations patched (NotFoundError names a bad op id).
+
+    A patch may also address an operation of the re-execution that the recording does not have (an
+    earlier patch that adds outputs moves every later seq): its id must then lie past that patch.
+    """
+    known = [op_id for op_id in patches if graph.has_op(op_id)]
+    seqs = [graph.op(op_id).seq for op_id in known]
+    for op_id in patches:
+        if op_id in known:
+            continue
+        _, _, number = op_id.rpartition("#")
+        if not seqs or not number.isdigit() or int(number) <= min(seqs):
+            graph.op(op_id)  # raises NotFoundError naming it
+    return seqs
 
 
 def _judge_like(ws: Workspace, run_id: str, llm: Any) -> Any:

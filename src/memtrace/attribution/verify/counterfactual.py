@@ -17,6 +17,7 @@ from typing import Any
 
 from ...errors import MemtraceError, NotReplayableError, UntrustedSnapshotError
 from ...graph import Case, GraphQueries, VariableVersion, Workspace
+from ...graph.journal import ingest_journal, journal_path
 from ...graph.values import value_text
 from ...systems.replay import CANCEL, replay
 from ...vocabulary import ErrorType, Verdict
@@ -199,7 +200,11 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
         )
         return outcome
     _undelivered(ws, graph, case, attribution, target, outcome)
-    ideal = later_ops_ideal_patch(graph, case, attribution, patch, outcome.why)
+    replayed = None
+    if outcome.why == "retrieval-missed-restored" and outcome.replay_run:
+        ingest_journal(ws.store, journal_path(ws.store.path.parent, outcome.replay_run))  # lazily indexed
+        replayed = (ws.graph(outcome.replay_run), ws.case(outcome.replay_run, case.id))
+    ideal = later_ops_ideal_patch(graph, case, attribution, patch, outcome.why, replayed)
     if ideal is not None:
         kept = replay_with_ideal_later_ops(ws, graph, attribution, case, target, ideal, llm, outcome.why)
         if kept is not None:

@@ -36,9 +36,17 @@ _HOW = {
 
 
 def later_ops_ideal_patch(
-    graph: GraphQueries, case: Case, attribution: Attribution, patch: dict[str, Any], why: str
+    graph: GraphQueries,
+    case: Case,
+    attribution: Attribution,
+    patch: dict[str, Any],
+    why: str,
+    replayed: tuple[GraphQueries, Case] | None = None,
 ) -> dict[str, Any] | None:
-    """The repair patch extended so the later operations that lost the evidence keep it; None if none."""
+    """The repair patch extended so the later operations that lost the evidence keep it; None if none.
+
+    `replayed` (the plain repair's replay) addresses the later operations when the repair added outputs,
+    which moves every later operation's id: the same operations, re-executed, carry those ids."""
     op_id = attribution.op_id
     if op_id is None or why not in _HOW:
         return None
@@ -53,6 +61,9 @@ def later_ops_ideal_patch(
         if not lines:
             return None
         return {**patch, op_id: {**patch[op_id], "keep": {step.id.rsplit("@", 1)[0]: lines}}}
+    recorded = graph
+    if why == "retrieval-missed-restored" and replayed is not None:
+        graph, case = replayed  # later operations as the repaired run executes them
     final = case_anatomy(graph, case).retrieval_op
     if final is None or final.id == op_id:
         return None
@@ -61,7 +72,7 @@ def later_ops_ideal_patch(
         return None
     items = list(graph.value(outputs[-1].id) or [])
     if why == "retrieval-missed-restored":  # the facts the extraction repair added, ranked first
-        memories = [str(fact) for fact in _added_facts(graph, op_id, patch.get(op_id, {}))]
+        memories = [str(fact) for fact in _added_facts(recorded, op_id, patch.get(op_id, {}))]
     else:
         held = attribution.step(PathRole.LIVE_AT_QUESTION)
         wanted = [graph.value(held.id)] if held is not None else []
@@ -70,7 +81,17 @@ def later_ops_ideal_patch(
     if not memories:
         return None
     repaired = [*memories, *items[: max(0, len(items) - len(memories))]]
-    return {**patch, final.id: {"outputs": {outputs[-1].name: repaired}}}
+    ideal = {**patch, final.id: {"outputs": {outputs[-1].name: repaired}}}
+    # An ideal round that found the evidence is enough: a sufficiency check after it (EverMemOS's)
+    # would otherwise call a second round that fuses rankings and may push the evidence out again.
+    answer = case_anatomy(graph, case).answer_op
+    for op in graph.ops_by_category("retrieval"):
+        if final.seq < op.seq and (answer is None or op.seq < answer.seq):
+            decided = [v for v in graph.outputs(op.id) if v.name == "sufficiency"]
+            if decided:
+                enough = {"sufficient": True, "reason": "ideal: the evidence was retrieved"}
+                ideal[op.id] = {"outputs": {decided[0].name: enough}}
+    return ideal
 
 
 def _added_facts(graph: GraphQueries, op_id: str, repair: dict[str, Any]) -> list[Any]:
@@ -105,6 +126,8 @@ def replay_with_ideal_later_ops(
         raise  # a tampered workspace stops verification: it is not one unverifiable claim
     except MemtraceError:
         return None
+    if not set(patch) <= set(result.patched) | {attribution.op_id}:
+        return None  # an idealised operation did not run as addressed: nothing is shown
     answered = result.case(case.id)
     delivered = carrying_part(target, [(None, answered.context)])
     check = check_for(graph, case)
