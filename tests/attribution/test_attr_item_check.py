@@ -80,7 +80,7 @@ def test_an_item_both_rules_disagree_on_concludes_nothing(tmp_path: Path) -> Non
 
 
 def test_a_said_on_stamp_is_when_it_was_said_not_when_it_happened() -> None:
-    """"Last week [said on 27 February]" does not hold a gold "the week before 6 March 2023" just
+    """A "last week [said on 27 February]" does not hold a gold "the week before 6 March 2023" just
     because the day it was said falls inside that week."""
     from memtrace.attribution.verify.items import held_parts
 
@@ -127,7 +127,9 @@ def test_an_inferred_answer_is_checked_by_its_annotated_turns_whole(tmp_path: Pa
         assert check.status([["Ines asked about the weather"]]) == {"turn D3:2": "missing"}
         flow = FlowMethod().attribute(graph, case)
         outcome = verify(ws, replace(flow, error_type="ResponseError"))
-        assert (outcome.verdict, outcome.why) == ("flow-confirmed", "context-holds-every-item"), outcome.reason
+        assert (outcome.verdict, outcome.why) == ("flow-confirmed", "context-holds-every-item"), (
+            outcome.reason
+        )
         assert "evidence turn" in outcome.reason
 
 
