@@ -51,7 +51,7 @@ def case_anatomy(graph: GraphQueries, case: Case) -> CaseAnatomy:
     answer_op = (answers or producers)[-1]
     inputs = graph.inputs(answer_op.id)
     context = [v for v in inputs if v.category in _CONTEXT_CATEGORIES]
-    retrieval = _retrieval_of(graph, answer_op, context)
+    retrieval = _retrieval_of(graph, answer_op, context) or _retrieval_asking(graph, case, answer_op)
     return CaseAnatomy(answer_op, retrieval, context, _question_start(graph, answer_op, retrieval))
 
 
@@ -88,7 +88,7 @@ def _anatomy_from_query(graph: GraphQueries, case: Case, query_var: str) -> Case
         wrote = {op.id for op in graph.producers(case.prediction_var)}
     answer_op = ([op for op in answers if op.id in wrote] or answers)[-1]
     retrievals = [op for op in readers if op.category == "retrieval" and op.seq < answer_op.seq]
-    retrieval = retrievals[-1] if retrievals else None
+    retrieval = retrievals[-1] if retrievals else _retrieval_asking(graph, case, answer_op)
     context = [v for v in graph.inputs(answer_op.id) if v.category in _CONTEXT_CATEGORIES]
     if not context and retrieval is not None:
         found = [*graph.inputs(retrieval.id), *graph.outputs(retrieval.id)]
@@ -97,6 +97,22 @@ def _anatomy_from_query(graph: GraphQueries, case: Case, query_var: str) -> Case
     asked = [op.seq for op in readers if op.seq < answer_op.seq and op.id not in judges]
     start = min([_question_start(graph, answer_op, retrieval), *asked])
     return CaseAnatomy(answer_op, retrieval, context, start)
+
+
+def _retrieval_asking(graph: GraphQueries, case: Case, answer_op: Operation) -> Operation | None:
+    """The latest retrieval before the answer that read the answer's own query node, or one holding the
+    case's question: where a search links memories straight to the query (MemBase) and the answer
+    reads those memories itself, or each stage was imported with its own copy of the query node."""
+    queries = {v.id for v in graph.inputs(answer_op.id) if "query" in v.category}
+    found = None
+    for op in graph.ops_by_category("retrieval"):
+        if op.seq >= answer_op.seq or (found is not None and op.seq <= found.seq):
+            continue
+        asked = [v for v in graph.inputs(op.id) if "query" in v.category]
+        values = graph.values(asked)
+        if any(v.id in queries or str(values[v.id]).strip() == case.question.strip() for v in asked):
+            found = op
+    return found
 
 
 def _is_judge(graph: GraphQueries, op: Operation, case: Case) -> bool:
