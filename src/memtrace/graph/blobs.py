@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NotFoundError
+from .inserts import insert_rows
 from .values import decode_value
 
 #: Column order of the blob tuples writers pass in.
@@ -19,7 +20,7 @@ _CHUNK = 500
 
 def insert_blobs_in(conn: sqlite3.Connection, blobs: Sequence[tuple]) -> None:
     """Insert blob tuples inside the caller's transaction; a hash already stored is kept as it is."""
-    conn.executemany(f"INSERT OR IGNORE INTO blobs({BLOB_COLUMNS}) VALUES (?,?,?)", blobs)
+    insert_rows(conn, f"INSERT OR IGNORE INTO blobs({BLOB_COLUMNS})", 3, blobs)
 
 
 def load_blob_value(conn: sqlite3.Connection, db_path: Path, blob_hash: str | None) -> Any:

@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .inserts import insert_rows
 from .model import Edge, Operation, VariableVersion
 from .rows import edge_from_row, op_from_row, var_from_row
 
@@ -23,14 +24,9 @@ def insert_steps_in(
     edges: Sequence[tuple] = (),
 ) -> None:
     """Insert operation, variable-version and edge tuples inside the caller's transaction."""
-    if ops:
-        conn.executemany(f"INSERT OR REPLACE INTO ops({OP_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", ops)
-    if variables:
-        conn.executemany(
-            f"INSERT OR REPLACE INTO vars({VAR_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", variables
-        )
-    if edges:
-        conn.executemany(f"INSERT INTO edges({EDGE_COLUMNS}) VALUES (?,?,?,?,?,?)", edges)
+    insert_rows(conn, f"INSERT OR REPLACE INTO ops({OP_COLUMNS})", 10, ops, nullable=(3, 9))
+    insert_rows(conn, f"INSERT OR REPLACE INTO vars({VAR_COLUMNS})", 10, variables, nullable=(9,))
+    insert_rows(conn, f"INSERT INTO edges({EDGE_COLUMNS})", 6, edges, nullable=(4, 5))
 
 
 def load_ops(
