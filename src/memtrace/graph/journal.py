@@ -37,9 +37,13 @@ from .model import RUN_INCOMPLETE
 
 class IngestTarget(RowWriter, Protocol):
     """What ingesting a journal needs of the store (store.py's `Store`), so the journal never imports it:
-    its rows writer (journal_bulk.RowWriter) and its transactions."""
+    its rows writer (journal_bulk.RowWriter), its connection, its transactions and its bulk loads."""
+
+    conn: sqlite3.Connection
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+    def bulk_load(self, wanted: bool) -> AbstractContextManager[bool]: ...
 
 
 JOURNAL_DIR = "journal"
@@ -234,18 +238,20 @@ def _ingest_at_once(
     total: int,
     progress: IngestProgress | None,
 ) -> _Read | None:
-    """Every complete frame from `offset` on in one transaction, rows batched across frames, with the
-    indexes rebuilt after the load when the run is new and large (journal_bulk.py); None when another
+    """Every complete frame from `offset` on in one transaction, rows batched across frames; when the
+    run is new and large, the indexes are rebuilt after the load (journal_bulk.py) and, if no other
+    connection has the database open, the load bypasses the WAL (connect.py). None when another
     process moved the offset. Rows the store refuses roll it all back and raise."""
     closed: tuple | None = None
     closed_at = -1
     damage: DamagedJournal | None = None
     batch = RowBatch()
-    with store.transaction() as conn:
+    bulk = offset == 0 and worth_deferring(store.conn, total)
+    with store.bulk_load(bulk), store.transaction() as conn:
         if _offset(conn, run_id) != offset:
             return None
         end = offset
-        with deferred_indexes(conn, offset == 0 and worth_deferring(conn, total)):
+        with deferred_indexes(conn, bulk):
             try:
                 for frame, start, end in read_frames(path, offset, run_id, final=not alive):
                     if frame[0] == ROWS:

@@ -28,7 +28,7 @@ from .attributions import (
 from .blobs import BLOB_COLUMNS, has_blob, insert_blobs_in, load_blob_value, load_blob_values
 from .cases import CASE_COLUMNS, load_case, load_cases, upsert_cases_in, verdict_counts
 from .checkpoints import rebuild_checkpoints
-from .connect import connect_read_only, connect_writable, is_writable
+from .connect import connect_read_only, connect_writable, is_writable, rollback_journal
 from .copying import defer_prefix, latest_versions, materialize_prefix, pending_prefix
 from .journal import IngestProgress, ingest_journals, warn_unindexed_journals
 from .model import Annotation, Case, Edge, Operation, Run, VariableVersion
@@ -133,6 +133,17 @@ class Store:
                 self.conn.execute("ROLLBACK")
                 raise
             self.conn.execute("COMMIT")
+
+    @contextmanager
+    def bulk_load(self, wanted: bool) -> Iterator[bool]:
+        """Around a large load's transaction: this thread's alone, written through a rollback journal
+        when no other connection has the database open (connect.py); yields whether it is."""
+        with self._lock:
+            if not wanted:
+                yield False
+                return
+            with rollback_journal(self.conn) as switched:
+                yield switched
 
     def close(self) -> None:
         with self._lock:
