@@ -27,8 +27,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import IO, Protocol
 
-from .checkpoints import update_checkpoints
-from .copying import pending_prefix
+from .checkpoints import mark_stale
 from .journal_bulk import ROWS_PER_BATCH, RowBatch, RowWriter, deferred_indexes, worth_deferring
 from .journal_frames import HEADER, DamagedJournal, read_frames
 from .journal_shape import CLOSE, ROWS
@@ -199,8 +198,7 @@ def _ingest_locked(store: IngestTarget, path: Path, alive: bool, progress: Inges
         return
     finished = closed is not None or not alive or damage is not None
     with store.transaction() as conn:
-        if pending_prefix(conn, run_id) is None:  # else built when the prefix is copied
-            update_checkpoints(conn, run_id)
+        mark_stale(conn, run_id)  # its checkpoints are built by its next memory-state query
         if closed is not None:
             _, status, error, finished_at, metadata = closed
             conn.execute(

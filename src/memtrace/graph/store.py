@@ -27,7 +27,7 @@ from .attributions import (
 )
 from .blobs import BLOB_COLUMNS, has_blob, insert_blobs_in, load_blob_value, load_blob_values
 from .cases import CASE_COLUMNS, load_case, load_cases, upsert_cases_in, verdict_counts
-from .checkpoints import rebuild_checkpoints
+from .checkpoints import is_stale, mark_stale, refresh_checkpoints
 from .connect import connect_read_only, connect_writable, is_writable, rollback_journal
 from .copying import defer_prefix, latest_versions, materialize_prefix, pending_prefix
 from .journal import IngestProgress, ingest_journals, warn_unindexed_journals
@@ -203,7 +203,7 @@ class Store:
         )
         if rows.annotations:
             self.insert_annotations_in(conn, rows.annotations)
-        rebuild_checkpoints(conn, run.id)
+        mark_stale(conn, run.id, drop=True)
 
     def insert_run(self, run: Run) -> None:
         with self.transaction() as conn:
@@ -309,6 +309,14 @@ class Store:
         self.complete(source[0])
         with self.transaction() as conn:
             materialize_prefix(conn, run_id)  # a no-op if another thread got there first
+
+    def fresh_checkpoints(self, run_id: str) -> None:
+        """Build a run's memory-state checkpoints if versions came since (checkpoints.py); before a
+        memory-state query. A read-only store answers without the missing ones, only slower."""
+        self.complete(run_id)
+        if not self.read_only and is_stale(self.conn, run_id):
+            with self.transaction() as conn:
+                refresh_checkpoints(conn, run_id)
 
     def ops(self, run_id: str, where: str = "", params: Iterable[Any] = ()) -> list[Operation]:
         self.complete(run_id)
