@@ -1,9 +1,11 @@
 """Every way a journal reaches the tables stores the same rows: the bulk load (indexes rebuilt after it,
-through a rollback journal or the WAL), the frame-by-frame path a refused row falls back to, and a
-plain `executemany` of the frames' rows. Compared table by table, row by row, every column."""
+through a rollback journal or the WAL), the frame-by-frame path a refused row falls back to, a journal
+of row-tuple frames (written before flat frames) and a plain `executemany` of the frames' rows.
+Compared table by table, row by row, every column."""
 
 from __future__ import annotations
 
+import marshal
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -14,8 +16,8 @@ import pytest
 
 import memtrace as mt
 from memtrace.graph import Store, journal, journal_bulk
-from memtrace.graph.journal_frames import read_frames
-from memtrace.graph.journal_shape import ROWS
+from memtrace.graph.journal_frames import HEADER, read_frames
+from memtrace.graph.journal_shape import CLOSE, FLAT, ROWS
 
 #: Tables whose rows say what a run is; journal_state and stale_checkpoints are bookkeeping (compared
 #: too, after the first memory-state query built the checkpoints).
@@ -48,6 +50,23 @@ def record(workspace: Path) -> str:
                 case.predict(f"fact {i - 1}")
                 case.judge(False, score=0.0)
     return run.id
+
+
+def as_rows(values: list, width: int) -> list[tuple]:
+    """A flat frame's table as row tuples."""
+    return [tuple(values[i : i + width]) for i in range(0, len(values), width)]
+
+
+def as_row_frames(path: Path, run_id: str) -> None:
+    """Rewrite a journal as a memtrace before flat frames wrote it: each table a list of row tuples."""
+    out = bytearray()
+    for frame, _, _ in read_frames(path, 0, run_id, final=True):
+        if frame[0] == FLAT:
+            tables = zip(frame[1:5], (10, 10, 6, 3), strict=True)
+            frame = (ROWS, *(as_rows(values, width) for values, width in tables), frame[5])
+        payload = marshal.dumps(frame)
+        out += HEADER.pack(len(payload)) + payload
+    path.write_bytes(bytes(out))
 
 
 def every_row(db: Path) -> dict[str, list[tuple]]:
@@ -95,7 +114,8 @@ def test_bulk_frame_by_frame_and_executemany_store_every_row_alike(
 ) -> None:
     recorded = tmp_path / "recorded"
     run_id = record(recorded)
-    copies = {name: tmp_path / name for name in ("bulk", "bulk-wal", "frames", "executemany")}
+    names = ("bulk", "bulk-wal", "frames", "row-frames", "row-frames-one-by-one", "executemany")
+    copies = {name: tmp_path / name for name in names}
     for copy in copies.values():
         shutil.copytree(recorded, copy)
     monkeypatch.setattr(journal_bulk, "MIN_BULK_ROWS", 1)
@@ -115,14 +135,21 @@ def test_bulk_frame_by_frame_and_executemany_store_every_row_alike(
     with monkeypatch.context() as patch:
         patch.setattr(journal, "_ingest_at_once", refused)
         stored["frames"] = settle(copies["frames"], run_id)
+        as_row_frames(journal.journal_path(copies["row-frames-one-by-one"], run_id), run_id)
+        stored["row-frames-one-by-one"] = settle(copies["row-frames-one-by-one"], run_id)
+    as_row_frames(journal.journal_path(copies["row-frames"], run_id), run_id)
+    stored["row-frames"] = settle(copies["row-frames"], run_id)
 
     # The reference: the frames' rows handed to `executemany`, one statement per row, in order.
     target = copies["executemany"]
     path = journal.journal_path(target, run_id)
     with closing(Store(target, ingest=False)) as store, store.transaction() as conn:
         for frame, _, _ in read_frames(path, 0, run_id, final=True):
-            if frame[0] == ROWS:
-                _, ops, variables, edges, blobs, cases = frame
+            if frame[0] != CLOSE:
+                assert frame[0] == FLAT
+                tables = zip(frame[1:5], (10, 10, 6, 3), strict=True)
+                ops, variables, edges, blobs = (as_rows(values, width) for values, width in tables)
+                cases = frame[5]
                 conn.executemany("INSERT OR IGNORE INTO blobs VALUES (?,?,?)", blobs)
                 conn.executemany("INSERT OR REPLACE INTO ops VALUES (?,?,?,?,?,?,?,?,?,?)", ops)
                 conn.executemany("INSERT OR REPLACE INTO vars VALUES (?,?,?,?,?,?,?,?,?,?)", variables)

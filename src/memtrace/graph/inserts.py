@@ -6,15 +6,16 @@ binding each value (a copy per text, a costly adapter lookup per None or bytes),
 holds one value in every row (the run id) is bound once, and a column that is None in every row
 (an edge's source) is written as NULL without binding. The rows and their order are the same as
 `executemany`'s, so `OR REPLACE` and `OR IGNORE` resolve duplicates exactly as before.
+
+Rows arrive flat (`insert_values`: every row's values end to end, as the journal stores them), so
+that no Python step runs per row: the checks and the column removals are slices, done in C.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
-from functools import partial
+from collections.abc import Sequence
 from itertools import chain
-from operator import itemgetter
 
 #: Rows per statement: the largest chunk, then halves down to one row for the tail, so that every
 #: statement a table needs (ten sizes) is compiled once and kept in the connection's cache.
@@ -32,62 +33,61 @@ def insert_rows(
     rows: Sequence[Sequence[object]],
     nullable: Sequence[int] = (),
 ) -> None:
-    """Insert `rows` (each `width` values) with `head` (`"INSERT ... INTO t(c1, c2)"`), in order.
+    """Insert `rows` (each a sequence of `width` values) with `head` (`"INSERT ... INTO t(c1, c2)"`).
 
-    `nullable` names the columns worth checking for None in every row. A row of another width or
-    type is refused as `executemany` refuses it, before anything is written.
+    A row of another width or type is refused as `executemany` refuses it, before anything is written.
     """
     if not rows:
         return
     if not set(map(type, rows)) <= _ROW_TYPES or set(map(len, rows)) != {width}:
         raise sqlite3.ProgrammingError(f"{head}: every row must be a sequence of {width} values")
-    one, kept, shared = _shape(rows, width, nullable)
-    values = _flattener(kept, width)
-    size, start, total = ROWS_PER_STATEMENT, 0, len(rows)
+    insert_values(conn, head, width, list(chain.from_iterable(rows)), nullable)
+
+
+def insert_values(
+    conn: sqlite3.Connection, head: str, width: int, values: list[object], nullable: Sequence[int] = ()
+) -> None:
+    """Insert rows given flat, `width` values each, in order; `values` is consumed (columns bound once
+    or as NULL are deleted from it). `nullable` names the columns worth checking for None in every row."""
+    if len(values) % width:
+        raise sqlite3.ProgrammingError(f"{head}: {len(values)} values are not rows of {width}")
+    total = len(values) // width
+    if not total:
+        return
+    one, shared = _unbind(values, width, nullable)
+    bound = len(values) // total
+    size, start = ROWS_PER_STATEMENT, 0
     while start < total:
         while size > total - start:
             size //= 2
         sql = _statement(head, one, size)
-        end = start + size
-        while end <= total:
-            conn.execute(sql, [*shared, *values(rows[start:end])])
-            start, end = end, end + size
+        while start + size <= total:
+            conn.execute(sql, shared + values[start * bound : (start + size) * bound])
+            start += size
 
 
-def _flattener(kept: list[int], width: int) -> Callable[[Sequence[Sequence[object]]], Iterable[object]]:
-    """The values of a chunk of rows, row after row, of the columns still bound (C loops only)."""
-    if len(kept) == width:
-        return chain.from_iterable
-    if len(kept) > 1:
-        pick = itemgetter(*kept)
-        return lambda chunk: chain.from_iterable(map(pick, chunk))
-    if kept:
-        return partial(map, itemgetter(kept[0]))
-    return lambda chunk: ()
-
-
-def _shape(
-    rows: Sequence[Sequence[object]], width: int, nullable: Sequence[int]
-) -> tuple[str, list[int], list[object]]:
-    """One row's placeholders, the columns still bound per row, and the values bound once.
-
-    The first column is bound once when it holds the same text in every row; a `nullable` column
-    that is None in every row becomes a NULL literal. Unhashable values (refused when bound) leave
-    every column bound, so the error is `executemany`'s.
-    """
+def _unbind(values: list[object], width: int, nullable: Sequence[int]) -> tuple[str, list[object]]:
+    """Take out of `values` the columns not bound per row; returns one row's placeholders and the
+    values bound once. The first column is bound once when it holds the same text in every row; a
+    `nullable` column holding None in every row becomes a NULL literal. Unhashable values (refused
+    when bound) leave every column bound, so the error is `executemany`'s."""
     tokens = ["?"] * width
     shared: list[object] = []
     try:
-        first = set(map(itemgetter(0), rows)) if width > 1 else set()
+        first = set(values[0::width]) if width > 1 else set()
         if len(first) == 1 and type(value := next(iter(first))) is str:
             tokens[0], shared = "?1", [value]
         for column in nullable:
-            if set(map(itemgetter(column), rows)) == _NONE:
+            if set(values[column::width]) == _NONE:
                 tokens[column] = "NULL"
     except TypeError:
-        tokens, shared = ["?"] * width, []
-    kept = [c for c, token in enumerate(tokens) if token == "?"]
-    return "(" + ",".join(tokens) + ")", kept, shared
+        return "(" + ",".join(tokens) + ")", []
+    stride = width
+    for column in reversed(range(width)):  # highest first: the lower columns keep their places
+        if tokens[column] != "?":
+            del values[column::stride]
+            stride -= 1
+    return "(" + ",".join(tokens) + ")", shared
 
 
 def _statement(head: str, one: str, rows: int) -> str:

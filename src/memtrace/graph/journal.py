@@ -28,9 +28,16 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from .checkpoints import mark_stale
-from .journal_bulk import ROWS_PER_BATCH, RowBatch, RowWriter, deferred_indexes, worth_deferring
+from .journal_bulk import (
+    ROWS_PER_BATCH,
+    RowBatch,
+    RowWriter,
+    deferred_indexes,
+    frame_rows,
+    worth_deferring,
+)
 from .journal_frames import HEADER, DamagedJournal, read_frames
-from .journal_shape import CLOSE, ROWS
+from .journal_shape import CLOSE, FLAT
 from .model import RUN_INCOMPLETE
 
 
@@ -73,13 +80,15 @@ class JournalWriter:
 
     def append_rows(
         self,
-        ops: list[tuple],
-        variables: list[tuple],
-        edges: list[tuple],
-        blobs: list[tuple],
+        ops: list[object],
+        variables: list[object],
+        edges: list[object],
+        blobs: list[object],
         cases: list[tuple],
     ) -> None:
-        self._write((ROWS, ops, variables, edges, blobs, cases))
+        """One frame of rows: ops, variables, edges and blobs each flat (their rows' values end to
+        end, journal_shape.py), cases as row tuples."""
+        self._write((FLAT, ops, variables, edges, blobs, cases))
 
     def close(self, status: str, error: str | None, finished_at: float, metadata: str | None) -> None:
         """Write the closing frame and release the lock."""
@@ -252,7 +261,7 @@ def _ingest_at_once(
         with deferred_indexes(conn, bulk):
             try:
                 for frame, start, end in read_frames(path, offset, run_id, final=not alive):
-                    if frame[0] == ROWS:
+                    if frame[0] != CLOSE:
                         batch.add(frame)
                         if batch.size >= ROWS_PER_BATCH:
                             batch.write(store, conn)
@@ -316,9 +325,9 @@ def _ingest_frame_by_frame(
         try:
             for frame, start, frame_end in read_frames(path, offset, run_id, final=not alive):
                 end = frame_end
-                if frame[0] == ROWS:
+                if frame[0] != CLOSE:
                     pending.append((frame, start, frame_end))
-                    pending_rows += sum(len(rows) for rows in frame[1:])
+                    pending_rows += frame_rows(frame)
                 else:
                     closed, closed_at = frame, start
                 if pending_rows >= ROWS_PER_TRANSACTION and not commit():
@@ -353,12 +362,11 @@ def _commit(
     with store.transaction() as conn:
         if _offset(conn, run_id) != offset:
             return False
+        batch = RowBatch()
         for frame, _, _ in frames:
-            if frame[0] == ROWS:
-                _, ops, variables, edges, blobs, cases = frame
-                store.insert_rows_in(
-                    conn, ops=ops, variables=variables, edges=edges, blobs=blobs, cases=cases
-                )
+            if frame[0] != CLOSE:
+                batch.add(frame)
+        batch.write(store, conn)
         _set_offset(conn, run_id, to)
     return True
 

@@ -25,7 +25,14 @@ from .attributions import (
     load_attributions,
     save_attribution_in,
 )
-from .blobs import BLOB_COLUMNS, has_blob, insert_blobs_in, load_blob_value, load_blob_values
+from .blobs import (
+    BLOB_COLUMNS,
+    has_blob,
+    insert_blob_values_in,
+    insert_blobs_in,
+    load_blob_value,
+    load_blob_values,
+)
 from .cases import CASE_COLUMNS, load_case, load_cases, upsert_cases_in, verdict_counts
 from .checkpoints import is_stale, mark_stale, refresh_checkpoints
 from .connect import connect_read_only, connect_writable, is_writable, rollback_journal
@@ -39,6 +46,7 @@ from .steps import (
     EDGE_COLUMNS,
     OP_COLUMNS,
     VAR_COLUMNS,
+    insert_step_values_in,
     insert_steps_in,
     load_edges,
     load_ops,
@@ -178,6 +186,22 @@ class Store:
         if blobs:
             insert_blobs_in(conn, blobs)
         insert_steps_in(conn, ops=ops, variables=variables, edges=edges)
+        if cases:
+            upsert_cases_in(conn, cases)
+
+    @staticmethod
+    def insert_values_in(
+        conn: sqlite3.Connection,
+        *,
+        ops: list[object],
+        variables: list[object],
+        edges: list[object],
+        blobs: list[object],
+        cases: Sequence[tuple] = (),
+    ) -> None:
+        """`insert_rows_in` for rows given flat (a journal's: graph/journal_shape.py), lists consumed."""
+        insert_blob_values_in(conn, blobs)
+        insert_step_values_in(conn, ops=ops, variables=variables, edges=edges)
         if cases:
             upsert_cases_in(conn, cases)
 
