@@ -80,3 +80,13 @@ def test_rows_executemany_refuses_are_refused_before_anything_is_written(bad: ob
         with pytest.raises((sqlite3.ProgrammingError, sqlite3.InterfaceError)):
             inserts.insert_rows(conn, "INSERT INTO t", 4, rows, nullable=(2, 3))  # type: ignore[arg-type]
         assert conn.execute("SELECT COUNT(*) FROM t").fetchone() == (0,)
+
+
+def test_an_sqlite_binding_at_most_999_values_gets_smaller_statements() -> None:
+    """SQLite before 3.32 binds at most 999 values per statement: 512 rows of 4 would be refused."""
+    rows = rows_of(1300)
+    with database() as conn:
+        conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
+        inserts.insert_rows(conn, "INSERT OR REPLACE INTO t", 4, rows, nullable=(2, 3))
+        got = conn.execute("SELECT *, typeof(n), typeof(note) FROM t ORDER BY run, id").fetchall()
+    assert got == stored(rows, many=True)

@@ -17,8 +17,9 @@ import sqlite3
 from collections.abc import Sequence
 from itertools import chain
 
-#: Rows per statement: the largest chunk, then halves down to one row for the tail, so that every
-#: statement a table needs (ten sizes) is compiled once and kept in the connection's cache.
+#: Rows per statement (a power of two, fewer where SQLite binds fewer values): the largest chunk,
+#: then halves down to one row for the tail, so that every statement a table needs (ten sizes) is
+#: compiled once and kept in the connection's cache.
 ROWS_PER_STATEMENT = 512
 
 _ROW_TYPES = {tuple, list}
@@ -56,7 +57,9 @@ def insert_values(
         return
     one, shared = _unbind(values, width, nullable)
     bound = len(values) // total
-    size, start = ROWS_PER_STATEMENT, 0
+    # An SQLite built before 3.32 binds at most 999 values per statement.
+    room = (conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - len(shared)) // max(bound, 1)
+    size, start = 1 << (max(1, min(ROWS_PER_STATEMENT, room)).bit_length() - 1), 0
     while start < total:
         while size > total - start:
             size //= 2
