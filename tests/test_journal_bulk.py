@@ -6,14 +6,15 @@ from __future__ import annotations
 import marshal
 import sqlite3
 import struct
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import pytest
 
 import memtrace as mt
 from conftest import OpenWorkspace, TwoFrameJournal
-from memtrace.graph import journal_bulk
+from memtrace.graph import connect, journal_bulk
 
 INDEXES = "SELECT name, sql FROM sqlite_master WHERE type='index' AND sql IS NOT NULL ORDER BY name"
 
@@ -104,3 +105,27 @@ def test_refused_rows_in_a_bulk_load_roll_back_to_the_frame_by_frame_path(
     assert ws.store.count("ops", journal.run_id) == 1
     names = {name for name, _ in ws.store.conn.execute(INDEXES)}
     assert {"ops_seq", "vars_name", "vars_memory", "edges_op", "edges_var"} <= names
+    assert ws.store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_bulk_load_by_the_only_connection_bypasses_the_wal_and_leaves_the_workspace_in_wal(
+    workspace: Path, open_ws: OpenWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rollback journal is the load's alone: the workspace is WAL again after it, with no journal
+    file left, and a refused row rolls back through it as through the WAL."""
+    monkeypatch.setattr(journal_bulk, "MIN_BULK_ROWS", 10)
+    modes: list[str] = []
+    real = connect.rollback_journal
+
+    @contextmanager
+    def spy(conn: sqlite3.Connection) -> Iterator[bool]:
+        with real(conn) as switched:
+            modes.append(conn.execute("PRAGMA journal_mode").fetchone()[0])
+            yield switched
+
+    monkeypatch.setattr("memtrace.graph.store.rollback_journal", spy)
+    run_id = record(workspace, "big", 60)
+    ws = open_ws(workspace)
+    assert modes == ["delete"] and ws.store.count("vars", run_id) > 60
+    assert ws.store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert not (workspace / "memtrace.db-journal").exists()

@@ -77,8 +77,26 @@ def test_a_first_frame_past_the_end_is_set_aside_not_deleted(
 
 @pytest.mark.parametrize(
     "frame",
-    [("rows",), ("rows", [], [], [], []), ("rows", [(1, 2)], [], [], [], []), ("close", "complete")],
-    ids=["rows-alone", "four-tables-of-five", "short-op-row", "short-close"],
+    [
+        ("rows",),
+        ("rows", [], [], [], []),
+        ("rows", [(1, 2)], [], [], [], []),
+        ("close", "complete"),
+        ("flat", [1, 2, 3], [], [], [], []),
+        ("flat", (), [], [], [], []),
+        ("flat", [["not", "an", "id"], *[None] * 9], [], [], [], []),
+        ("rows", [(["not", "an", "id"], *[None] * 9)], [], [], [], []),
+    ],
+    ids=[
+        "rows-alone",
+        "four-tables-of-five",
+        "short-op-row",
+        "short-close",
+        "flat-short-op-row",
+        "flat-table-not-a-list",
+        "flat-run-not-an-id",
+        "rows-run-not-an-id",
+    ],
 )
 def test_a_well_formed_frame_of_the_wrong_shape_does_not_stop_the_workspace_opening(
     workspace: Path,
@@ -101,18 +119,22 @@ def test_a_well_formed_frame_of_the_wrong_shape_does_not_stop_the_workspace_open
     assert open_ws(workspace).run(journal.run_id).status == "incomplete"  # and it opens again
 
 
+@pytest.mark.parametrize("flat", [False, True], ids=["rows", "flat"])
 def test_a_row_naming_another_run_is_damage_not_a_write_into_that_run(
     workspace: Path,
     two_frame_journal: TwoFrameJournal,
     open_ws: OpenWorkspace,
     caplog: pytest.LogCaptureFixture,
+    flat: bool,
 ) -> None:
     """A journal may only write its own run: a frame whose op row names another run is refused."""
     journal = two_frame_journal
     content = journal.path.read_bytes()
     foreign = ("other-run", "op-x", 1, None, "evil", "llm", 0.0, 0.0, "ok", None)
+    own = (journal.run_id, *foreign[1:])
+    frame = ("flat", [*own, *foreign], [], [], [], []) if flat else ("rows", [foreign], [], [], [], [])
     at = journal.second_frame_at
-    journal.path.write_bytes(content[:at] + frame_bytes(("rows", [foreign], [], [], [], [])) + content[at:])
+    journal.path.write_bytes(content[:at] + frame_bytes(frame) + content[at:])
     ws = open_ws(workspace)
     assert "another run" in (ws.run(journal.run_id).error or "")
     assert ws.store.count("ops", "other-run") == 0
@@ -140,19 +162,22 @@ def test_a_live_writers_half_written_frame_waits_and_is_set_aside_only_once_the_
     assert set_aside(workspace) and not journal.path.exists()
 
 
+@pytest.mark.parametrize("flat", [False, True], ids=["rows", "flat"])
 def test_rows_the_store_refuses_keep_the_frames_before_them(
     workspace: Path,
     two_frame_journal: TwoFrameJournal,
     open_ws: OpenWorkspace,
     caplog: pytest.LogCaptureFixture,
+    flat: bool,
 ) -> None:
     """A row of the right shape holding a value SQLite cannot bind (a dict) is damage at its frame,
     found one frame at a time after the batch failed, not an exception out of every open."""
     journal = two_frame_journal
     content = journal.path.read_bytes()
     bad = (journal.run_id, "op-x", 9, None, "evil", "llm", 0.0, 0.0, "ok", {"not": "bindable"})
+    frame = ("flat", list(bad), [], [], [], []) if flat else ("rows", [bad], [], [], [], [])
     at = journal.second_frame_at
-    damaged = content[:at] + frame_bytes(("rows", [bad], [], [], [], [])) + content[at:]
+    damaged = content[:at] + frame_bytes(frame) + content[at:]
     journal.path.write_bytes(damaged)
     ws = open_ws(workspace)
     run = ws.run(journal.run_id)

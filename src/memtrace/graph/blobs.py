@@ -8,10 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NotFoundError
+from .inserts import insert_rows, insert_values
 from .values import decode_value
 
 #: Column order of the blob tuples writers pass in.
 BLOB_COLUMNS = "hash, encoding, data"
+
+_INSERT = f"INSERT OR IGNORE INTO blobs({BLOB_COLUMNS})"
 
 #: Hashes asked for per query when many blobs are read at once (SQLite's variable limit is larger).
 _CHUNK = 500
@@ -19,7 +22,12 @@ _CHUNK = 500
 
 def insert_blobs_in(conn: sqlite3.Connection, blobs: Sequence[tuple]) -> None:
     """Insert blob tuples inside the caller's transaction; a hash already stored is kept as it is."""
-    conn.executemany(f"INSERT OR IGNORE INTO blobs({BLOB_COLUMNS}) VALUES (?,?,?)", blobs)
+    insert_rows(conn, _INSERT, 3, blobs)
+
+
+def insert_blob_values_in(conn: sqlite3.Connection, values: list[object]) -> None:
+    """`insert_blobs_in` for blobs given flat (hash, encoding, data, hash, ...); the list is consumed."""
+    insert_values(conn, _INSERT, 3, values)
 
 
 def load_blob_value(conn: sqlite3.Connection, db_path: Path, blob_hash: str | None) -> Any:

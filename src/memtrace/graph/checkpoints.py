@@ -2,8 +2,10 @@
 
 `memory_state_at(seq)` would otherwise group every memory version up to `seq` by unit, which at a
 million versions takes half a second. With checkpoints it loads the nearest one at or before `seq`
-and replays at most `CHECKPOINT_EVERY` versions on top. Checkpoints are derived data: built when a
-journal is indexed or a run imported, and rebuilt from the versions whenever asked.
+and replays at most `CHECKPOINT_EVERY` versions on top. Checkpoints are derived data: a run whose
+versions were indexed, imported or copied since is marked stale (`stale_checkpoints`), and its next
+memory-state query builds them, so an open that indexes a million versions does not (an eighth of it).
+A query never needs them to be right, only to be fast: it replays from the nearest one it finds.
 """
 
 from __future__ import annotations
@@ -76,7 +78,22 @@ def update_checkpoints(conn: sqlite3.Connection, run_id: str, every: int | None 
     return written
 
 
-def rebuild_checkpoints(conn: sqlite3.Connection, run_id: str, every: int | None = None) -> int:
-    """Drop and rebuild a run's checkpoints (after an import rewrote its versions)."""
-    conn.execute("DELETE FROM memory_checkpoints WHERE run=?", (run_id,))
-    return update_checkpoints(conn, run_id, every)
+def mark_stale(conn: sqlite3.Connection, run_id: str, *, drop: bool = False) -> None:
+    """Note that a run has memory versions its checkpoints miss (built on its next memory-state query);
+    `drop` first removes its checkpoints (its versions were rewritten). In the caller's transaction."""
+    if drop:
+        conn.execute("DELETE FROM memory_checkpoints WHERE run=?", (run_id,))
+    conn.execute("INSERT OR IGNORE INTO stale_checkpoints(run) VALUES (?)", (run_id,))
+
+
+def is_stale(conn: sqlite3.Connection, run_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM stale_checkpoints WHERE run=?", (run_id,)).fetchone() is not None
+
+
+def refresh_checkpoints(conn: sqlite3.Connection, run_id: str) -> int:
+    """Bring a stale run's checkpoints up to date in the caller's transaction; how many were written."""
+    if not is_stale(conn, run_id):  # another thread or process got there first
+        return 0
+    written = update_checkpoints(conn, run_id)
+    conn.execute("DELETE FROM stale_checkpoints WHERE run=?", (run_id,))
+    return written

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from .checkpoints import update_checkpoints
+from .checkpoints import mark_stale
 
 
 def defer_prefix(conn: sqlite3.Connection, source: str, target: str, upto_seq: int) -> None:
@@ -28,7 +28,7 @@ def pending_prefix(conn: sqlite3.Connection, run: str) -> tuple[str, int] | None
 
 
 def materialize_prefix(conn: sqlite3.Connection, run: str) -> bool:
-    """Copy a pending prefix into `run` and rebuild its checkpoints; False when none was pending.
+    """Copy a pending prefix into `run` and mark its checkpoints stale; False when none was pending.
 
     Runs inside the caller's transaction. The source must already be complete (see Store).
     """
@@ -38,8 +38,7 @@ def materialize_prefix(conn: sqlite3.Connection, run: str) -> bool:
     source, upto_seq = pending
     copy_prefix(conn, source, run, upto_seq)
     conn.execute("DELETE FROM pending_prefixes WHERE run=?", (run,))
-    conn.execute("DELETE FROM memory_checkpoints WHERE run=?", (run,))
-    update_checkpoints(conn, run)
+    mark_stale(conn, run, drop=True)  # any built before the prefix came miss its versions
     return True
 
 

@@ -27,19 +27,29 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import IO, Protocol
 
-from .checkpoints import update_checkpoints
-from .copying import pending_prefix
-from .journal_bulk import ROWS_PER_BATCH, RowBatch, RowWriter, deferred_indexes, worth_deferring
+from .checkpoints import mark_stale
+from .journal_bulk import (
+    ROWS_PER_BATCH,
+    RowBatch,
+    RowWriter,
+    deferred_indexes,
+    frame_rows,
+    worth_deferring,
+)
 from .journal_frames import HEADER, DamagedJournal, read_frames
-from .journal_shape import CLOSE, ROWS
+from .journal_shape import CLOSE, FLAT
 from .model import RUN_INCOMPLETE
 
 
 class IngestTarget(RowWriter, Protocol):
     """What ingesting a journal needs of the store (store.py's `Store`), so the journal never imports it:
-    its rows writer (journal_bulk.RowWriter) and its transactions."""
+    its rows writer (journal_bulk.RowWriter), its connection, its transactions and its bulk loads."""
+
+    conn: sqlite3.Connection
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+    def bulk_load(self, wanted: bool) -> AbstractContextManager[bool]: ...
 
 
 JOURNAL_DIR = "journal"
@@ -70,13 +80,15 @@ class JournalWriter:
 
     def append_rows(
         self,
-        ops: list[tuple],
-        variables: list[tuple],
-        edges: list[tuple],
-        blobs: list[tuple],
+        ops: list[object],
+        variables: list[object],
+        edges: list[object],
+        blobs: list[object],
         cases: list[tuple],
     ) -> None:
-        self._write((ROWS, ops, variables, edges, blobs, cases))
+        """One frame of rows: ops, variables, edges and blobs each flat (their rows' values end to
+        end, journal_shape.py), cases as row tuples."""
+        self._write((FLAT, ops, variables, edges, blobs, cases))
 
     def close(self, status: str, error: str | None, finished_at: float, metadata: str | None) -> None:
         """Write the closing frame and release the lock."""
@@ -195,8 +207,7 @@ def _ingest_locked(store: IngestTarget, path: Path, alive: bool, progress: Inges
         return
     finished = closed is not None or not alive or damage is not None
     with store.transaction() as conn:
-        if pending_prefix(conn, run_id) is None:  # else built when the prefix is copied
-            update_checkpoints(conn, run_id)
+        mark_stale(conn, run_id)  # its checkpoints are built by its next memory-state query
         if closed is not None:
             _, status, error, finished_at, metadata = closed
             conn.execute(
@@ -234,21 +245,23 @@ def _ingest_at_once(
     total: int,
     progress: IngestProgress | None,
 ) -> _Read | None:
-    """Every complete frame from `offset` on in one transaction, rows batched across frames, with the
-    indexes rebuilt after the load when the run is new and large (journal_bulk.py); None when another
+    """Every complete frame from `offset` on in one transaction, rows batched across frames; when the
+    run is new and large, the indexes are rebuilt after the load (journal_bulk.py) and, if no other
+    connection has the database open, the load bypasses the WAL (connect.py). None when another
     process moved the offset. Rows the store refuses roll it all back and raise."""
     closed: tuple | None = None
     closed_at = -1
     damage: DamagedJournal | None = None
     batch = RowBatch()
-    with store.transaction() as conn:
+    bulk = offset == 0 and worth_deferring(store.conn, total)
+    with store.bulk_load(bulk), store.transaction() as conn:
         if _offset(conn, run_id) != offset:
             return None
         end = offset
-        with deferred_indexes(conn, offset == 0 and worth_deferring(conn, total)):
+        with deferred_indexes(conn, bulk):
             try:
                 for frame, start, end in read_frames(path, offset, run_id, final=not alive):
-                    if frame[0] == ROWS:
+                    if frame[0] != CLOSE:
                         batch.add(frame)
                         if batch.size >= ROWS_PER_BATCH:
                             batch.write(store, conn)
@@ -312,9 +325,9 @@ def _ingest_frame_by_frame(
         try:
             for frame, start, frame_end in read_frames(path, offset, run_id, final=not alive):
                 end = frame_end
-                if frame[0] == ROWS:
+                if frame[0] != CLOSE:
                     pending.append((frame, start, frame_end))
-                    pending_rows += sum(len(rows) for rows in frame[1:])
+                    pending_rows += frame_rows(frame)
                 else:
                     closed, closed_at = frame, start
                 if pending_rows >= ROWS_PER_TRANSACTION and not commit():
@@ -349,12 +362,11 @@ def _commit(
     with store.transaction() as conn:
         if _offset(conn, run_id) != offset:
             return False
+        batch = RowBatch()
         for frame, _, _ in frames:
-            if frame[0] == ROWS:
-                _, ops, variables, edges, blobs, cases = frame
-                store.insert_rows_in(
-                    conn, ops=ops, variables=variables, edges=edges, blobs=blobs, cases=cases
-                )
+            if frame[0] != CLOSE:
+                batch.add(frame)
+        batch.write(store, conn)
         _set_offset(conn, run_id, to)
     return True
 

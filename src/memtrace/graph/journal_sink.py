@@ -16,10 +16,12 @@ from typing import Any
 from .journal import JournalWriter, journal_path
 from .model import Case, Edge, Operation, Run, VariableVersion
 from .rows import case_row, dumps_or_none, edge_row, op_row, var_row
-from .store import Store
+from .store import OP_COLUMNS, Store
 
 #: Rows buffered before a batch is appended to the journal.
 DEFAULT_FLUSH_EVERY = 4096
+
+_OP_WIDTH = len(OP_COLUMNS.split(","))
 
 
 class JournalSink:
@@ -34,19 +36,21 @@ class JournalSink:
         self.flush_every = flush_every
         self._insert_run = insert_run
         self._journal: JournalWriter | None = None
-        self._ops: list[tuple] = []
-        self._vars: list[tuple] = []
-        self._edges: list[tuple] = []
-        self._blobs: list[tuple] = []
+        # Rows are kept flat, each table's values end to end, as the journal's frames hold them
+        # (journal_shape.py): indexing them then takes no Python step per row.
+        self._ops: list[object] = []
+        self._vars: list[object] = []
+        self._edges: list[object] = []
+        self._blobs: list[object] = []
         self._dirty_cases: dict[str, Case] = {}
         self._pending = 0
         #: Operations appended to the journal so far (a replay reports how many it re-ran).
         self.ops_written = 0
         self._flush_lock = threading.Lock()
-        # RowSink: an edge or a blob needs no bookkeeping, so the list's own append is the whole
+        # RowSink: an edge or a blob needs no bookkeeping, so the list's own extend is the whole
         # method (one C call per event). `_take` empties the lists in place, so these stay bound.
-        self.add_edge_row = self._edges.append
-        self.add_blob_row = self._blobs.append
+        self.add_edge_row = self._edges.extend
+        self.add_blob_row = self._blobs.extend
 
     def run_started(self, run: Run) -> None:
         if self._insert_run:
@@ -56,13 +60,13 @@ class JournalSink:
     # -- RowSink: what the recorder calls (add_edge_row and add_blob_row are bound in __init__) --
 
     def add_var_row(self, row: tuple) -> None:
-        self._vars.append(row)
+        self._vars.extend(row)
         self._pending += 2  # the version and, nearly always, its edge
         if self._pending >= self.flush_every:
             self.flush()
 
     def add_op_row(self, row: tuple) -> None:
-        self._ops.append(row)
+        self._ops.extend(row)
         self._pending += 1
         if self._pending >= self.flush_every:
             self.flush()
@@ -99,7 +103,7 @@ class JournalSink:
             dirty, self._dirty_cases = self._dirty_cases, {}
             self._pending = 0
             cases = [case_row(case) for case in dirty.values()]
-            self.ops_written += len(ops)
+            self.ops_written += len(ops) // _OP_WIDTH
             if ops or variables or edges or blobs or cases:
                 self._journal.append_rows(ops, variables, edges, blobs, cases)
 
@@ -114,8 +118,9 @@ class JournalSink:
             self._journal = None
 
 
-def _take(rows: list[tuple]) -> list[tuple]:
-    """Remove and return the rows present now; rows appended meanwhile stay for the next flush."""
+def _take(rows: list[object]) -> list[object]:
+    """Remove and return the rows present now; rows added meanwhile stay for the next flush (each
+    row is added by one `extend`, atomic, so only whole rows are taken)."""
     n = len(rows)
     taken = rows[:n]
     del rows[:n]

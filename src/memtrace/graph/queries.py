@@ -315,6 +315,7 @@ class Graph(GraphQueries):
         return self.store.ops(self.run.id, "AND category=?", (category,))
 
     def memory_state_at(self, seq: int | None = None) -> dict[str, VariableVersion]:
+        self.store.fresh_checkpoints(self.run.id)
         rows = state_rows_at(self._conn, self.run.id, 2**62 if seq is None else seq)
         return {row[2]: var_from_row(row) for row in rows}
 

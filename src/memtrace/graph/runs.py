@@ -27,6 +27,7 @@ RUN_TABLES = (
     "attributions",
     "annotations",
     "memory_checkpoints",
+    "stale_checkpoints",
     "journal_state",
     "pending_prefixes",
     "verify_claims",

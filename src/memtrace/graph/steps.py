@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .inserts import insert_rows, insert_values
 from .model import Edge, Operation, VariableVersion
 from .rows import edge_from_row, op_from_row, var_from_row
 
@@ -13,6 +14,10 @@ from .rows import edge_from_row, op_from_row, var_from_row
 OP_COLUMNS = "run, id, seq, parent_op, name, category, started_at, ended_at, status, metadata"
 VAR_COLUMNS = "run, id, name, version, seq, category, blob, deleted, created_at, metadata"
 EDGE_COLUMNS = "run, op, var, role, source, metadata"
+
+_INSERT_OPS = f"INSERT OR REPLACE INTO ops({OP_COLUMNS})"
+_INSERT_VARS = f"INSERT OR REPLACE INTO vars({VAR_COLUMNS})"
+_INSERT_EDGES = f"INSERT INTO edges({EDGE_COLUMNS})"
 
 
 def insert_steps_in(
@@ -23,14 +28,18 @@ def insert_steps_in(
     edges: Sequence[tuple] = (),
 ) -> None:
     """Insert operation, variable-version and edge tuples inside the caller's transaction."""
-    if ops:
-        conn.executemany(f"INSERT OR REPLACE INTO ops({OP_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", ops)
-    if variables:
-        conn.executemany(
-            f"INSERT OR REPLACE INTO vars({VAR_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", variables
-        )
-    if edges:
-        conn.executemany(f"INSERT INTO edges({EDGE_COLUMNS}) VALUES (?,?,?,?,?,?)", edges)
+    insert_rows(conn, _INSERT_OPS, 10, ops, nullable=(3, 9))
+    insert_rows(conn, _INSERT_VARS, 10, variables, nullable=(9,))
+    insert_rows(conn, _INSERT_EDGES, 6, edges, nullable=(4, 5))
+
+
+def insert_step_values_in(
+    conn: sqlite3.Connection, *, ops: list[object], variables: list[object], edges: list[object]
+) -> None:
+    """`insert_steps_in` for rows given flat (graph/inserts.py `insert_values`); the lists are consumed."""
+    insert_values(conn, _INSERT_OPS, 10, ops, nullable=(3, 9))
+    insert_values(conn, _INSERT_VARS, 10, variables, nullable=(9,))
+    insert_values(conn, _INSERT_EDGES, 6, edges, nullable=(4, 5))
 
 
 def load_ops(

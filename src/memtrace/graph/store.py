@@ -25,10 +25,17 @@ from .attributions import (
     load_attributions,
     save_attribution_in,
 )
-from .blobs import BLOB_COLUMNS, has_blob, insert_blobs_in, load_blob_value, load_blob_values
+from .blobs import (
+    BLOB_COLUMNS,
+    has_blob,
+    insert_blob_values_in,
+    insert_blobs_in,
+    load_blob_value,
+    load_blob_values,
+)
 from .cases import CASE_COLUMNS, load_case, load_cases, upsert_cases_in, verdict_counts
-from .checkpoints import rebuild_checkpoints
-from .connect import connect_read_only, connect_writable, is_writable
+from .checkpoints import is_stale, mark_stale, refresh_checkpoints
+from .connect import connect_read_only, connect_writable, is_writable, rollback_journal
 from .copying import defer_prefix, latest_versions, materialize_prefix, pending_prefix
 from .journal import IngestProgress, ingest_journals, warn_unindexed_journals
 from .model import Annotation, Case, Edge, Operation, Run, VariableVersion
@@ -39,6 +46,7 @@ from .steps import (
     EDGE_COLUMNS,
     OP_COLUMNS,
     VAR_COLUMNS,
+    insert_step_values_in,
     insert_steps_in,
     load_edges,
     load_ops,
@@ -134,6 +142,17 @@ class Store:
                 raise
             self.conn.execute("COMMIT")
 
+    @contextmanager
+    def bulk_load(self, wanted: bool) -> Iterator[bool]:
+        """Around a large load's transaction: this thread's alone, written through a rollback journal
+        when no other connection has the database open (connect.py); yields whether it is."""
+        with self._lock:
+            if not wanted:
+                yield False
+                return
+            with rollback_journal(self.conn) as switched:
+                yield switched
+
     def close(self) -> None:
         with self._lock:
             self.conn.close()
@@ -170,6 +189,22 @@ class Store:
         if cases:
             upsert_cases_in(conn, cases)
 
+    @staticmethod
+    def insert_values_in(
+        conn: sqlite3.Connection,
+        *,
+        ops: list[object],
+        variables: list[object],
+        edges: list[object],
+        blobs: list[object],
+        cases: Sequence[tuple] = (),
+    ) -> None:
+        """`insert_rows_in` for rows given flat (a journal's: graph/journal_shape.py), lists consumed."""
+        insert_blob_values_in(conn, blobs)
+        insert_step_values_in(conn, ops=ops, variables=variables, edges=edges)
+        if cases:
+            upsert_cases_in(conn, cases)
+
     def replace_run(self, run: Run, rows: RunRows, *, replace: bool = True) -> None:
         """Write a whole run (an import) in one transaction, replacing a stored run with its id if asked."""
         with self.transaction() as conn:
@@ -192,7 +227,7 @@ class Store:
         )
         if rows.annotations:
             self.insert_annotations_in(conn, rows.annotations)
-        rebuild_checkpoints(conn, run.id)
+        mark_stale(conn, run.id, drop=True)
 
     def insert_run(self, run: Run) -> None:
         with self.transaction() as conn:
@@ -298,6 +333,14 @@ class Store:
         self.complete(source[0])
         with self.transaction() as conn:
             materialize_prefix(conn, run_id)  # a no-op if another thread got there first
+
+    def fresh_checkpoints(self, run_id: str) -> None:
+        """Build a run's memory-state checkpoints if versions came since (checkpoints.py); before a
+        memory-state query. A read-only store answers without the missing ones, only slower."""
+        self.complete(run_id)
+        if not self.read_only and is_stale(self.conn, run_id):
+            with self.transaction() as conn:
+                refresh_checkpoints(conn, run_id)
 
     def ops(self, run_id: str, where: str = "", params: Iterable[Any] = ()) -> list[Operation]:
         self.complete(run_id)
