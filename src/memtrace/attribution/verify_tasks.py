@@ -98,6 +98,10 @@ def verify_workspace(
     with Workspace(workspace) as ws, VerifyClaims(ws) as claims, Stash(executor) as stash:
         attributions = to_verify(ws, method, runs, limit, refresh)
         taken = [a for a in attributions if claims.take(a)]
+        # A run's claims one after another, so a worker rebuilds each run once (keys are stored, so
+        # the order the verdicts are saved in changes no row).
+        first = {run_id: n for n, run_id in reversed(list(enumerate(a.run_id for a in taken)))}
+        taken.sort(key=lambda a: first[a.run_id])
         shipped: dict[str, Stashed] = {}
         tasks = []
         for attribution in taken:
