@@ -4,6 +4,7 @@ included) for one worker or two, after a worker dies, and after Ctrl-C and a sec
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -55,8 +56,19 @@ def test_two_workers_store_the_verdicts_and_replays_of_one(one_worker: Path, tmp
     assert all(a.verified is not None for a in claims)
     assert {systems[a.run_id] for a in claims} == {"long_context", "rag", "mem0", "evermemos"}
     assert any(a.replay_run for a in claims)
-    got = _verified(tmp_path / "ws", "--workers", "2", "--json", tmp_path / "verify.json")
+    got, temporary = _attributed(tmp_path / "ws"), tmp_path / "tmp"
+    temporary.mkdir()
+    command = ["verify", got, "--workers", "2", "--json", tmp_path / "verify.json"]
+    result = subprocess.run(
+        [sys.executable, "-m", "memtrace.cli.app", *map(str, command)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "TMPDIR": str(temporary)},
+    )
+    assert result.returncode == 0, result.stderr
     assert store_rows(got) == expected
+    assert not list(temporary.iterdir())  # the stash and the workers' scratch workspaces are gone
     # Under workers too a replay resumes from the nearest snapshot: a question-time repair re-runs a
     # question's operations, not the run's (verify --json counts them per claim).
     replayed = json.loads((tmp_path / "verify.json").read_text())["replayed_ops"]["per_claim"]
@@ -97,14 +109,17 @@ main()
 
 
 def test_ctrl_c_keeps_the_verdicts_that_came_back(one_worker: Path, tmp_path: Path) -> None:
-    workspace = _attributed(tmp_path / "ws")
+    workspace, temporary = _attributed(tmp_path / "ws"), tmp_path / "tmp"
+    temporary.mkdir()
     result = subprocess.run(
         [sys.executable, "-c", INTERRUPTING_VERIFY, str(workspace)],
         capture_output=True,
         text=True,
         timeout=240,
+        env={**os.environ, "TMPDIR": str(temporary)},
     )
     assert "Traceback" not in result.stderr and result.returncode == 130, result.stderr
+    assert not list(temporary.iterdir())  # stopped workers' scratch workspaces went with the stash
     claims, systems = _claims(workspace)
     verified = [a for a in claims if a.verified is not None]
     assert 3 <= len(verified) < len(claims)

@@ -57,6 +57,8 @@ class ClaimTask:
     run: Stashed
     seed: str
     oracle: bool = True
+    #: Where the worker makes its scratch workspace: the local stash's folder, else its temp folder.
+    scratch_in: str | None = None
 
 
 @dataclass(slots=True)
@@ -108,7 +110,7 @@ def verify_workspace(
             if attribution.run_id not in shipped:
                 shipped[attribution.run_id] = stash.put(attribution.run_id, ship_run(ws, attribution.run_id))
             seed = replay_seed(ws.store, attribution)
-            tasks.append(ClaimTask(attribution, shipped[attribution.run_id], seed, oracle))
+            tasks.append(ClaimTask(attribution, shipped[attribution.run_id], seed, oracle, stash.folder))
         results: list[Verification] = []
         done = len(attributions) - len(taken)
         if progress:
@@ -148,11 +150,12 @@ def ship_run(ws: Workspace, run_id: str) -> RunShipment:
 _KEY = secrets.token_bytes(32)
 #: Stash key -> (scratch folder, its open workspace), least recently used first.
 _SCRATCH: OrderedDict[str, tuple[Path, Workspace]] = OrderedDict()
+_CLEANUP: list[util.Finalize] = []
 
 
 def verify_claim(task: ClaimTask) -> ClaimResult:
     """In a worker: verify one claim in the scratch workspace of its run, returning its replays."""
-    ws = _scratch(task.run)
+    ws = _scratch(task.run, task.scratch_in)
     replays: list[RunRecord] = []
 
     def closed(run: Run) -> None:  # read before verification indexes (and removes) the journal
@@ -170,15 +173,17 @@ def verify_claim(task: ClaimTask) -> ClaimResult:
     return ClaimResult(outcome, replays, read)
 
 
-def _scratch(stashed: Stashed) -> Workspace:
+def _scratch(stashed: Stashed, folder: str | None) -> Workspace:
     """The scratch workspace holding the stashed run, built on the first claim of it."""
     if stashed.key in _SCRATCH:
         _SCRATCH.move_to_end(stashed.key)
         return _SCRATCH[stashed.key][1]
     while len(_SCRATCH) >= _KEEP:
         _drop(*_SCRATCH.popitem(last=False)[1])
+    if not _CLEANUP:
+        _CLEANUP.append(util.Finalize(None, _drop_all, exitpriority=10))
     shipment: RunShipment = fetch(stashed)
-    path = Path(tempfile.mkdtemp(prefix="memtrace-verify-"))
+    path = Path(tempfile.mkdtemp(prefix="memtrace-verify-", dir=folder))
     try:
         store = Store(path)
         try:
@@ -202,9 +207,8 @@ def _drop(path: Path, ws: Workspace) -> None:
 
 
 def _drop_all() -> None:
-    """At the worker's exit (multiprocessing runs these finalizers; atexit does not run there)."""
+    """At the worker's exit: registered by the first scratch workspace, in the worker itself (a pool
+    worker exits through multiprocessing's finalizers, not atexit, and one forked from a process that
+    had registered it at import starts with an empty registry)."""
     while _SCRATCH:
         _drop(*_SCRATCH.popitem()[1])
-
-
-util.Finalize(None, _drop_all, exitpriority=10)

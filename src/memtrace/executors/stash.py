@@ -42,6 +42,12 @@ class Stash:
             self._folder = Path(tempfile.mkdtemp(prefix="memtrace-stash-"))
         self._count = 0
 
+    @property
+    def folder(self) -> str | None:
+        """The local stash's folder (None on Ray): a local worker's scratch files go there too, so
+        that closing the stash removes them even when the worker was stopped mid-task (Ctrl-C)."""
+        return None if self._folder is None else str(self._folder)
+
     def put(self, name: str, value: Any) -> Stashed:
         """Keep `value` (picklable) for the workers; the handle is what a task payload carries."""
         self._count += 1
