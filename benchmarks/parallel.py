@@ -13,6 +13,7 @@ local cluster of 2 CPUs this script starts (`ray.init(num_cpus=2)`), reached wit
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import subprocess
 import sys
@@ -72,6 +73,16 @@ def timed(*args: str) -> tuple[float, float]:
     return wall, sum(seen.values())
 
 
+def digest(rows: dict[str, list[tuple]]) -> str:
+    """One hash of a store's rows (three locomo-dev stores with their replays do not fit in memory)."""
+    hashed = hashlib.sha256()
+    for table, table_rows in rows.items():
+        hashed.update(table.encode())
+        for row in table_rows:
+            hashed.update(repr(row).encode())
+    return hashed.hexdigest()
+
+
 @contextmanager
 def ray_cluster(wanted: bool) -> Iterator[str | None]:
     """A local Ray cluster with 2 CPUs for the commands to join (None when Ray is not asked for)."""
@@ -87,6 +98,26 @@ def ray_cluster(wanted: bool) -> Iterator[str | None]:
         ray.shutdown()
 
 
+def measure(
+    name: str, workspace: Path, stages: list[str], address: str | None, options: argparse.Namespace
+) -> dict[str, tuple[float, float, float]]:
+    """(wall s, CPU s, load average at the end) of each stage for one executor, in a fresh workspace."""
+    ws = str(workspace)
+    flags = ["--executor", "ray", "--ray-address", str(address)] if name == "ray" else ["--workers", name]
+    commands = {
+        "run": ["run", ws, "--system", options.system, "--dataset", options.dataset],
+        "attribute": ["attribute", ws],
+        "verify": ["verify", ws],
+    }
+    times = {}
+    for stage in stages:
+        wall, cpu = timed(*commands[stage], *flags)
+        load = os.getloadavg()[0]
+        times[stage] = (wall, cpu, load)
+        print(f"{name:>4} {stage:<9} {wall:7.1f} s wall, {cpu:7.1f} CPU s, load {load:.1f}", flush=True)
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dataset", default=f"locomo:{DEFAULT}")
@@ -100,33 +131,17 @@ def main() -> None:
         return
     from store_dump import store_rows
 
+    measured = code_version()  # before the commands run: the code they import
     executors = options.executors.split(",")
     stages = [s for s in STAGES if s in options.stages.split(",")]
     times: dict[str, dict[str, tuple[float, float, float]]] = {}
     stores = {}
-    with tempfile.TemporaryDirectory() as scratch, ray_cluster("ray" in executors) as address:
+    with tempfile.TemporaryDirectory() as scratch:
         for name in executors:
-            ws = str(Path(scratch) / f"ws-{name}")
-            flags = (
-                ["--executor", "ray", "--ray-address", str(address)] if name == "ray" else ["--workers", name]
-            )
-            commands = {
-                "run": ["run", ws, "--system", options.system, "--dataset", options.dataset],
-                "attribute": ["attribute", ws],
-                "verify": ["verify", ws],
-            }
-            times[name] = {}
-            for stage in stages:
-                wall, cpu = timed(*commands[stage], *flags)
-                load = os.getloadavg()[0]
-                times[name][stage] = (wall, cpu, load)
-                print(
-                    f"{name:>4} {stage:<9} {wall:7.1f} s wall, {cpu:7.1f} CPU s, load {load:.1f}", flush=True
-                )
-            stores[name] = store_rows(Path(ws))
-    print(
-        f"\nmemtrace {code_version()}, {options.dataset}, --system {options.system}, {os.cpu_count()} cores"
-    )
+            with ray_cluster(name == "ray") as address:  # up only while its commands run
+                times[name] = measure(name, Path(scratch) / f"ws-{name}", stages, address, options)
+            stores[name] = digest(store_rows(Path(scratch) / f"ws-{name}"))
+    print(f"\nmemtrace {measured}, {options.dataset}, --system {options.system}, {os.cpu_count()} cores")
     label = {"ray": "Ray, 2 CPUs"}
     base = executors[0]
     print("| stage | " + " | ".join(label.get(n, f"--workers {n}") for n in executors) + " |")
