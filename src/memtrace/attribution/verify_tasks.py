@@ -104,6 +104,9 @@ def verify_workspace(
         # the order the verdicts are saved in changes no row).
         first = {run_id: n for n, run_id in reversed(list(enumerate(a.run_id for a in taken)))}
         taken.sort(key=lambda a: first[a.run_id])
+        done = len(attributions) - len(taken)
+        if progress:  # the bar's total, before the runs are sent
+            progress(done, len(attributions))
         shipped: dict[str, Stashed] = {}
         tasks = []
         for attribution in taken:
@@ -112,9 +115,6 @@ def verify_workspace(
             seed = replay_seed(ws.store, attribution)
             tasks.append(ClaimTask(attribution, shipped[attribution.run_id], seed, oracle, stash.folder))
         results: list[Verification] = []
-        done = len(attributions) - len(taken)
-        if progress:
-            progress(done, len(attributions))
 
         def deliver(index: int, result: ClaimResult) -> None:
             nonlocal done
