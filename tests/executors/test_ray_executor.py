@@ -1,4 +1,5 @@
-"""`--executor ray`: the same tasks on Ray with 2 CPUs give the store of one local worker."""
+"""`--executor ray`: the same tasks on Ray with 2 CPUs give the store of one local worker: run,
+attribute and verify (its replay runs, ids and seq included)."""
 
 from __future__ import annotations
 
@@ -33,4 +34,5 @@ def test_ray_gives_the_store_of_one_worker(ray_cluster: None, tmp_path: Path) ->
     for name, flags in (("local", ["--workers", "1"]), ("ray", ["--executor", "ray", "--workers", "2"])):
         _cli("run", tmp_path / name, "--system", "all", "--dataset", "sample", *flags)
         _cli("attribute", tmp_path / name, *flags)
+        _cli("verify", tmp_path / name, *flags)
     assert store_rows(tmp_path / "ray") == store_rows(tmp_path / "local")

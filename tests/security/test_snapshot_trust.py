@@ -104,6 +104,39 @@ def test_re_running_from_the_first_message_reaches_the_verdicts_trusted_snapshot
     assert "flow-confirmed" in set(expected.values()) and len(set(expected.values())) >= 2
 
 
+def test_verify_workers_refuse_them_too_and_reach_the_same_verdicts(
+    attributed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`verify --workers 2` sends the folder's pickles to its workers as they are (only those the
+    user's key signed are signed again, under the task's key): no worker unpickles them either."""
+    honest = tmp_path / "honest"
+    shutil.copytree(attributed, honest)
+    assert run_cli_in_process(capsys, "verify", honest)[0] == 0
+    marker = tmp_path / "code-ran"
+    foreign = attackers_copy(attributed, tmp_path, marker, keep_json=True)
+    try:
+        code, out, err = run_cli_in_process(capsys, "verify", foreign, "--workers", "2")
+    finally:
+        assert not marker.exists(), "a snapshot from the folder ran code in a worker"
+    assert code == 0, out + err
+    assert verdicts(foreign) == verdicts(honest)
+
+
+def test_a_task_key_stands_in_for_the_users_key_only_inside_its_block(attributed: Path) -> None:
+    """A verify worker signs and trusts its scratch snapshots with a key of its own, never the user's."""
+    from memtrace.systems.signing import sign_data, signed_data, task_key, user_key
+
+    mine, theirs = user_key(), os.urandom(32)
+    path = attributed.parent / "signed.pkl"
+    with task_key(theirs):
+        assert user_key() == theirs
+        sign_data(pickle.dumps([1, 2]), path, user_key())
+    assert user_key() == mine
+    assert signed_data(path, mine) is None and signed_data(path, theirs) == pickle.dumps([1, 2])
+    with pytest.raises(ValueError, match="32 bytes"), task_key(b"short"):
+        pass
+
+
 def test_verify_says_it_cannot_replay_when_the_conversation_is_only_a_foreign_pickle(
     attributed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

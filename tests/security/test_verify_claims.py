@@ -133,9 +133,9 @@ def test_a_killed_verify_leaves_no_orphan_replay_after_the_next_one(
     assert result.returncode == 0, result.stderr
     assert orphan.id in result.stderr and "ended before finishing" in result.stderr
     replays = replay_runs(workspace)
-    assert orphan.id not in {run.id for run in replays}
     assert all(run.status == "complete" for run in replays)
-    assert len(replays) == len(replay_runs(verified_once))
+    # Replay ids derive from the claim, so the orphan's id is recorded again, complete this time.
+    assert {run.id for run in replays} == {run.id for run in replay_runs(verified_once)}
     assert verdicts(workspace) == verdicts(verified_once)
 
 

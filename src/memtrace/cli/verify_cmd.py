@@ -18,6 +18,7 @@ from ..errors import MemtraceError
 from ..graph import Workspace
 from ..vocabulary import NOT_VERIFIED, VERDICTS, ErrorType, Verdict
 from .consoles import JsonOption, console, styled, write_json
+from .executor_options import ExecutorOption, RayAddressOption, WorkersOption, executor_spec
 from .llm_options import LLMLimits, MaxTokensOption, RetriesOption, TimeoutOption, closing_client, llm_client
 from .progress import progress_bar
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
@@ -43,17 +44,22 @@ def verify(
     ] = None,
     limit: Annotated[int | None, typer.Option(help="Verify at most N (the rest stay unverified).")] = None,
     refresh: Annotated[bool, typer.Option(help="Verify again those already verified.")] = False,
+    workers: WorkersOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     json_out: JsonOption = None,
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
     """Replay each attributed run with the blamed operation repaired: flow- and answer-confirmation."""
     from ..attribution.model import load_attributions
     from ..attribution.registry import check_method_name
-    from ..attribution.verify.counterfactual import verification_summary, verify_all
+    from ..attribution.verify.counterfactual import verification_summary
+    from ..attribution.verify_tasks import verify_workspace
 
     check_method_name(method)
     if limit is not None and limit < 0:  # a slice by it would verify all but the last -N
         raise MemtraceError(f"--limit must be 0 or more, not {limit}")
+    spec = executor_spec(workers, executor, ray_address)
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     where = f" of run(s) {', '.join(run)}" if run else ""
     with Workspace(workspace) as ws:
@@ -69,12 +75,14 @@ def verify(
             write_json(json_out, {**summary_json([]), "verified_now": 0})
             return
     limits = LLMLimits(timeout, retries, max_tokens)
+    if llm != "offline" and not spec.in_process:
+        console.print("note: --llm openai verifies in this process for now; --workers is ignored")
     with (
         closing_client(llm_client(llm, model, base_url, workspace, limits)) as client,
         progress_bar(console) as progress,
     ):
         task = progress.add_task(f"verifying ({method})", total=None)
-        outcomes = verify_all(
+        outcomes = verify_workspace(
             workspace,
             method=method,
             llm=client,
@@ -83,6 +91,7 @@ def verify(
             limit=limit,
             refresh=refresh,
             progress=lambda done, total: progress.update(task, completed=done, total=total),
+            executor=spec,
         )
     with Workspace(workspace) as ws:
         scope = [

@@ -6,9 +6,10 @@ ingests it idempotently, so results never depend on where, or how many times, a 
 
 from __future__ import annotations
 
-from .bundle import RunRecord, ingest_run, pack_run, scratch_workspace
+from .bundle import RunRecord, ingest_run, pack_replay, pack_run, scratch_workspace
 from .pool import run_tasks
 from .spec import EXECUTORS, ExecutorSpec, usable_cores
+from .stash import Stash, Stashed, fetch
 from .tasks import CRASH_ONCE_ENV
 
 __all__ = [
@@ -16,7 +17,11 @@ __all__ = [
     "EXECUTORS",
     "ExecutorSpec",
     "RunRecord",
+    "Stash",
+    "Stashed",
+    "fetch",
     "ingest_run",
+    "pack_replay",
     "pack_run",
     "run_tasks",
     "scratch_workspace",

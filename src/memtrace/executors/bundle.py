@@ -12,11 +12,12 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..graph.copying import defer_prefix, pending_prefix
 from ..graph.journal import JOURNAL_DIR, ingest_journal, journal_path
-from ..graph.model import Run
+from ..graph.model import RUN_RUNNING, Run
 from ..graph.store import DB_FILENAME, Store
 from ..llm.cache import CACHE_FILENAME, add_cache_rows, cache_rows
 
@@ -33,6 +34,8 @@ class RunRecord:
     #: Path relative to the workspace -> bytes (the run's snapshots).
     files: dict[str, bytes] = field(default_factory=dict)
     cache: list[tuple] = field(default_factory=list)
+    #: A replay's reused prefix: (source run, up to seq), copied from the driver's own source run.
+    prefix: tuple[str, int] | None = None
 
 
 @contextlib.contextmanager
@@ -63,14 +66,30 @@ def pack_run(scratch: Path, run_id: str) -> RunRecord:
     return RunRecord(run, journal.read_bytes() if journal.exists() else b"", files, cache_rows(scratch))
 
 
+def pack_replay(store: Store, run: Run) -> RunRecord:
+    """A replay that just closed in a scratch workspace (its journal not indexed yet): its row as a
+    replay inserts it, its journal, and the prefix it reuses from its source run."""
+    workspace = store.path.parent
+    with store.transaction() as conn:
+        prefix = pending_prefix(conn, run.id)
+    journal = journal_path(workspace, run.id)
+    row = replace(run, status=RUN_RUNNING, error=None, finished_at=None)  # the journal's end sets them
+    data = journal.read_bytes() if journal.exists() else b""
+    return RunRecord(row, data, {}, cache_rows(workspace), prefix)
+
+
 def ingest_run(store: Store, record: RunRecord) -> bool:
     """Write `record` into the workspace of `store`; False when that run was already there."""
     workspace = store.path.parent
     add_cache_rows(workspace, record.cache)
+    if record.prefix is not None:
+        store.complete(record.prefix[0])  # a prefix comes from a complete run (start_resumed_run)
     with store.transaction() as conn:
         row = conn.execute("SELECT status FROM runs WHERE id=?", (record.run.id,)).fetchone()
         if row is None:
             store.insert_run_in(conn, record.run)
+            if record.prefix is not None:  # deferred as the replay's own recording defers it
+                defer_prefix(conn, record.prefix[0], record.run.id, record.prefix[1])
     if row is not None and row[0] != "running":
         return False
     for relative, data in record.files.items():

@@ -325,6 +325,10 @@ class Store:
         self.complete(run.id)
         return run
 
+    def has_run(self, run_id: str) -> bool:
+        """Whether a run with exactly this id is stored (no lookup by name or prefix)."""
+        return run_exists(self.conn, run_id)
+
     def complete(self, run_id: str) -> None:
         """Copy a replayed run's deferred prefix (and its source's, first) before anyone reads it."""
         source = pending_prefix(self.conn, run_id)

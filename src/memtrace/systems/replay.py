@@ -11,26 +11,32 @@ Patches are keyed by operation id (trace/patch.py):
     Patch().replace_output("extracted_facts", [...])    replace an output the system goes on to use
     Patch().cancel("mem-3") / .delete("mem-3") / .replace("mem-3", value)   change a memory write
 The older dict form ({"memory": {"mem-3": CANCEL}}) is still accepted.
+
+Inside `replay_ids(seed)` the n-th replay's run id is derived from (seed, n), so the same work
+replayed in any process, on any executor, makes the same runs (attribution/verify_tasks.py).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import MemtraceError, NotFoundError, NotReplayableError
 from ..eval import make_judge
-from ..graph import Workspace
+from ..graph import Run, Workspace
 from ..trace import Recorder
 from ..trace.patch import CANCEL, DELETE, Patch, PatchPolicy
 from .registry import find_system, system_class
 from .runner import CaseResult, answer_questions, construct
 from .snapshots import MarkerWriter, load_snapshots, restore, snapshot_markers
 
-__all__ = ["CANCEL", "DELETE", "Patch", "ReplayResult", "replay"]
+__all__ = ["CANCEL", "DELETE", "Patch", "ReplayIds", "ReplayResult", "replay", "replay_ids"]
 
 #: Patches as callers give them: a `Patch`, or its JSON / older dict form, per operation id.
 Patches = Mapping[str, Patch | Mapping[str, Any]]
@@ -54,6 +60,36 @@ class ReplayResult:
             if result.id == case_id:
                 return result
         raise NotFoundError(f"replay {self.run_id} did not answer case {case_id!r}")
+
+
+@dataclass(slots=True)
+class ReplayIds:
+    """The ids given to the replays started inside `replay_ids`, and who to tell when each has closed
+    (a worker reads the replay's journal then, before anything indexes and removes it)."""
+
+    seed: str
+    closed: Callable[[Run], None] | None = None
+    made: list[str] = field(default_factory=list)
+
+    def take(self) -> str:
+        run_id = hashlib.sha256(f"{self.seed}/{len(self.made)}".encode()).hexdigest()[:12]
+        self.made.append(run_id)
+        return run_id
+
+
+_IDS: ContextVar[ReplayIds | None] = ContextVar("memtrace_replay_ids", default=None)
+
+
+@contextlib.contextmanager
+def replay_ids(seed: str, closed: Callable[[Run], None] | None = None) -> Iterator[ReplayIds]:
+    """Replays started in the block get ids derived from `seed` (the n-th from (seed, n)); `closed` is
+    called with each replay's run once its recording has closed, even when the replay failed."""
+    ids = ReplayIds(seed, closed)
+    token = _IDS.set(ids)
+    try:
+        yield ids
+    finally:
+        _IDS.reset(token)
 
 
 def replay(
@@ -132,8 +168,10 @@ def _replay(
         # did, so the wanted ones (and the patched operation) keep their seqs.
         last = max(conversation.questions.index(q) for q in wanted)
         asked = conversation.questions[: last + 1]
+    ids = _IDS.get()
     recorder = Recorder(
         ws.store,
+        run_id=ids.take() if ids is not None else None,
         name=name or f"{original.name}~replay",
         system=original.system,
         dataset=original.dataset,
@@ -142,7 +180,7 @@ def _replay(
         metadata={"llm": getattr(llm, "model", None) or "offline"},
         patch_policy=PatchPolicy(patches, resume_from=(original.id, resume_seq)),
     )
-    with recorder:
+    with _announced(ids, recorder), recorder:
         system.start(recorder, conversation)
         if construction is not None and resume_seq >= construction.seq:
             restore(system, construction, recorder, conversation)
@@ -185,6 +223,17 @@ def _patch_seqs(graph: Any, patches: dict[str, Patch]) -> list[int]:
         if not seqs or not number.isdigit() or int(number) <= min(seqs):
             graph.op(op_id)  # raises NotFoundError naming it
     return seqs
+
+
+@contextlib.contextmanager
+def _announced(ids: ReplayIds | None, recorder: Recorder) -> Iterator[None]:
+    """Tell `replay_ids`'s listener about the replay once its recorder has closed (entered first, so
+    it exits after the recorder)."""
+    try:
+        yield
+    finally:
+        if ids is not None and ids.closed is not None:
+            ids.closed(recorder.run)
 
 
 def _judge_like(ws: Workspace, run_id: str, llm: Any) -> Any:

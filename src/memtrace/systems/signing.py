@@ -9,6 +9,10 @@ whoever supplies a folder cannot supply a signature that passes. Each file carri
 of its bytes; a file without a valid signature under the user's key is refused before it is
 unpickled. To trust a workspace of one's own made by an older version, point
 MEMTRACE_SNAPSHOT_KEY_FILE at its `.snapshot-key` for that command.
+
+A worker replaying in a scratch workspace (attribution/verify_tasks.py) never holds the user's key:
+the driver sends the pickles its key signed, stripped of their signatures, and the worker signs them
+again under a key of its own for the duration of the task (`task_key`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import hmac
 import os
 import pickle
 import secrets
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +36,8 @@ KEY_ENV = "MEMTRACE_SNAPSHOT_KEY_FILE"
 LEGACY_KEY_FILENAME = ".snapshot-key"
 _MAGIC = b"memtrace-signed-pickle-1\n"
 _DIGEST_SIZE = hashlib.sha256().digest_size
+#: The key a task signs and trusts with in place of the user's (`task_key`); None: the user's.
+_TASK_KEY: ContextVar[bytes | None] = ContextVar("memtrace_task_key", default=None)
 
 
 def user_key_path() -> Path:
@@ -43,7 +51,11 @@ def user_key_path() -> Path:
 
 
 def user_key(*, create: bool = True) -> bytes:
-    """The user's signing key, created (0600, atomically) the first time a snapshot is written."""
+    """The user's signing key, created (0600, atomically) the first time a snapshot is written; inside
+    `task_key(key)`, that key."""
+    task = _TASK_KEY.get()
+    if task is not None:
+        return task
     path = user_key_path()
     try:
         return _read_key(path)
@@ -66,6 +78,19 @@ def user_key(*, create: bool = True) -> bytes:
     return _read_key(path)
 
 
+@contextlib.contextmanager
+def task_key(key: bytes) -> Iterator[None]:
+    """Sign and trust with `key` instead of the user's key inside the block (this thread): a worker's
+    scratch workspace, holding pickles the driver checked under the user's key before sending them."""
+    if len(key) < 32:
+        raise ValueError("a task key has at least 32 bytes")
+    token = _TASK_KEY.set(key)
+    try:
+        yield
+    finally:
+        _TASK_KEY.reset(token)
+
+
 def _read_key(path: Path) -> bytes:
     status = path.stat()
     if status.st_mode & 0o077 or status.st_uid != os.getuid():
@@ -81,9 +106,18 @@ def _read_key(path: Path) -> bytes:
 
 def dump_signed(value: Any, path: Path, key: bytes) -> None:
     """Pickle `value` into `path` with a signature under `key`."""
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    sign_data(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), path, key)
+
+
+def sign_data(data: bytes, path: Path, key: bytes) -> None:
+    """Write already pickled `data` into `path`, signed under `key` (`signed_data`'s counterpart)."""
     signature = hmac.new(key, data, hashlib.sha256).digest()
     path.write_bytes(_MAGIC + signature + data)
+
+
+def signed_data(path: Path, key: bytes) -> bytes | None:
+    """The pickled bytes of `path` when it is signed under `key` (nothing is unpickled), else None."""
+    return _verified(path.read_bytes(), key)
 
 
 def signed_by(path: Path, key: bytes) -> bool:

@@ -23,7 +23,15 @@ from ..errors import NotReplayableError, UntrustedSnapshotError
 from ..trace import Recorder
 from .base import MemorySystem
 from .conversation_json import conversation_from_json, conversation_to_json
-from .signing import dump_signed, load_signed, signed_by, user_key, user_key_path
+from .signing import (
+    dump_signed,
+    load_signed,
+    sign_data,
+    signed_by,
+    signed_data,
+    user_key,
+    user_key_path,
+)
 
 SNAPSHOT_DIR = "snapshots"
 TRANSIENT = ("run", "llm", "conversation")
@@ -126,6 +134,42 @@ def load_snapshots(workspace: str | Path, run_id: str) -> tuple[Conversation, li
             "an earlier snapshot" if snapshots else "the first message",
         )
     return conversation, sorted(snapshots, key=lambda s: s.seq)
+
+
+@dataclass(slots=True)
+class SnapshotFiles:
+    """A run's snapshot folder as data, for a worker that holds no key of the user's: the files sent as
+    they are, and the pickles the user's key signed, without their signatures (signed again there)."""
+
+    plain: dict[str, bytes]
+    trusted: dict[str, bytes]
+
+
+def snapshot_files(workspace: str | Path, run_id: str) -> SnapshotFiles:
+    """Read run `run_id`'s snapshot folder; a pickle not signed by the user's key stays as it is, so a
+    worker refuses it just as `load_snapshots` here would."""
+    directory = snapshot_dir(workspace, run_id)
+    paths = sorted(p for p in directory.iterdir() if p.is_file()) if directory.is_dir() else []
+    key = _key_if_any() if any(p.suffix == ".pkl" for p in paths) else None
+    files = SnapshotFiles({}, {})
+    for path in paths:
+        data = signed_data(path, key) if key is not None and path.suffix == ".pkl" else None
+        if data is not None:
+            files.trusted[path.name] = data
+        else:
+            files.plain[path.name] = path.read_bytes()
+    return files
+
+
+def write_snapshot_files(workspace: str | Path, run_id: str, files: SnapshotFiles, key: bytes) -> None:
+    """Rebuild a snapshot folder from `snapshot_files` in a scratch workspace, trusted pickles signed
+    under `key` (the task's: signing.task_key)."""
+    directory = snapshot_dir(workspace, run_id)
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, data in files.plain.items():
+        (directory / name).write_bytes(data)
+    for name, data in files.trusted.items():
+        sign_data(data, directory / name, key)
 
 
 def _key_if_any() -> bytes | None:

@@ -5,14 +5,18 @@ transaction, held by a live process); an attribution another live verifier holds
 since this pass began, is skipped, so two processes never replay a claim twice. A verifier that
 died (killed, crashed) leaves its claims unfinished and its replay run half recorded: the next
 verifier takes such claims over, deletes those orphaned replays, and verifies the claims again.
+
+A claim's replays get ids derived from the claim (`replay_seed`), so the runs a verification stores
+are the same whichever process, and however many workers, made them.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 
-from ...graph import Workspace
+from ...graph import Store, Workspace
 from ...graph.claims import (
     ClaimHolder,
     ClaimKey,
@@ -23,7 +27,8 @@ from ...graph.claims import (
     stale_claims,
     take_claim,
 )
-from ..model import Attribution
+from ...systems.replay import ReplayIds
+from ..model import Attribution, load_attributions
 
 _log = logging.getLogger("memtrace")
 
@@ -31,6 +36,29 @@ _log = logging.getLogger("memtrace")
 def claim_key(attribution: Attribution) -> ClaimKey:
     """What a claim is on: the attribution's row (run, case, method, settings)."""
     return (attribution.run_id, attribution.case_id, attribution.method, attribution.settings_key or "")
+
+
+def to_verify(
+    ws: Workspace, method: str, runs: list[str] | None, limit: int | None, refresh: bool
+) -> list[Attribution]:
+    """A method's stored attributions (of `runs` when given) this pass verifies, in store order: those
+    not verified yet (all with `refresh`), at most `limit`."""
+    chosen = None if runs is None else {ws.run(ref).id for ref in runs}
+    return [
+        a
+        for a in load_attributions(ws.store, method=method)
+        if (refresh or a.verified is None) and (chosen is None or a.run_id in chosen)
+    ][:limit]
+
+
+def replay_seed(store: Store, attribution: Attribution) -> str:
+    """What the ids of a claim's replays derive from: the claim, and how many times it was replayed
+    before (`--refresh`), so a new verification never reuses an earlier one's run id."""
+    key = claim_key(attribution)
+    generation = 0
+    while store.has_run(ReplayIds(json.dumps([*key, generation])).take()):
+        generation += 1
+    return json.dumps([*key, generation])
 
 
 class VerifyClaims:

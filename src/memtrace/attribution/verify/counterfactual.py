@@ -19,13 +19,13 @@ from ...errors import MemtraceError, NotReplayableError, UntrustedSnapshotError
 from ...graph import Case, GraphQueries, VariableVersion, Workspace
 from ...graph.journal import ingest_journal, journal_path
 from ...graph.values import value_text
-from ...systems.replay import CANCEL, replay
+from ...systems.replay import CANCEL, replay, replay_ids
 from ...vocabulary import ErrorType, Verdict
 from ..evidence.anatomy import case_anatomy
 from ..evidence.support import Target, carrying_part
 from ..evidence.target import evidence_target
-from ..model import Attribution, PathRole, load_attributions, save_attribution
-from .claims import VerifyClaims
+from ..model import Attribution, PathRole, save_attribution
+from .claims import VerifyClaims, replay_seed, to_verify
 from .confirm import context_part, memory_carries_at_question
 from .ideal_facts import ideal_fact
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
@@ -307,16 +307,12 @@ def verify_all(
     split the work: each attribution is replayed by the one process that claims it (claims.py).
     """
     with Workspace(workspace) as ws, VerifyClaims(ws) as claims:
-        chosen = None if runs is None else {ws.run(ref).id for ref in runs}
-        attributions = [
-            a
-            for a in load_attributions(ws.store, method=method)
-            if (refresh or a.verified is None) and (chosen is None or a.run_id in chosen)
-        ][:limit]
+        attributions = to_verify(ws, method, runs, limit, refresh)
         results = []
         for done, attribution in enumerate(attributions, 1):
             if claims.take(attribution):
-                outcome = verify(ws, attribution, llm=llm, oracle=oracle)
+                with replay_ids(replay_seed(ws.store, attribution)):  # the same runs in any worker
+                    outcome = verify(ws, attribution, llm=llm, oracle=oracle)
                 # Back under the settings it was made with: a case attributed under two settings of one
                 # method (--scorer, --evidence, --seed) keeps both attributions, each with its verdict.
                 save_attribution(ws.store, outcome.record(), attribution.settings_key or "")
