@@ -146,7 +146,7 @@ def _record(
         results[name].append(result)
         report(f"{name}: recording", len(results[name]), len(data))
 
-    if spec.in_process:
+    if spec.runs_here(len(tasks)):
         for index, task in enumerate(tasks):
             system = system_class(task.system)(task.config, llm=llm)
             done(

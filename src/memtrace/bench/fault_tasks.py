@@ -231,7 +231,7 @@ def _waves(
                 shipped[injection.run_id] = ship_run(ws.store, injection.run_id)
             source = shipped[injection.run_id]
             tasks.append(FaultTask(source, injection, job.methods, job.memtracebench, job.keep_replays))
-        if spec.in_process:
+        if spec.runs_here(len(tasks)):
             for index, task in enumerate(tasks):
                 apply(wave, index, run_fault(task, llm))
         else:

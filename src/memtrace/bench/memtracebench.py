@@ -82,7 +82,7 @@ def evaluate_memtracebench(
                 report(stage, done[0], len(labelled))
 
             spec = executor if executor is not None and llm is None else ExecutorSpec(workers=1)
-            if spec.in_process:
+            if spec.runs_here(len({case.run_id for _, _, case in found})):
                 _attribute_here(ws, chosen, [case for _, _, case in found], keep)
             else:
                 recipe = MethodRecipe(method, seed, scorer, tuple(options.items()))

@@ -182,7 +182,7 @@ def run_systems(
             tasks.append(RunTask(name, config, conversation, dataset, run_id, judge))
     with progress_bar(console) as progress:
         overall = progress.add_task("runs", total=len(tasks))
-        if spec.in_process:
+        if spec.runs_here(len(tasks)):
             return [_run_here(task, workspace, llm, progress, overall) for task in tasks]
         return _run_in_workers(tasks, workspace, spec, lambda: progress.advance(overall))
 

@@ -35,7 +35,7 @@ def run_tasks(
     setup, problem = driver_setup(spec.kind)
     if problem is not None:
         spec.notice(problem)
-    if problem is not None or (spec.kind == "local" and min(spec.count, len(payloads)) == 1):
+    if problem is not None or spec.runs_here(len(payloads)):
         _run_here(fn, payloads, deliver)
     elif spec.kind == "ray":
         from .ray_backend import run_on_ray

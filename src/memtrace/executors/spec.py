@@ -57,3 +57,8 @@ class ExecutorSpec:
     def in_process(self) -> bool:
         """One local worker: today's behaviour, everything in this process, no scratch workspaces."""
         return self.kind == "local" and self.count == 1
+
+    def runs_here(self, tasks: int) -> bool:
+        """Whether `tasks` tasks run in this process: one local worker's worth (a pool for one task
+        would only add its start-up, and an interrupted run recorded here is kept as incomplete)."""
+        return self.kind == "local" and min(self.count, tasks) <= 1

@@ -156,7 +156,7 @@ class Evaluator:
     ) -> None:
         """Run `wanted` here one by one, or in workers; `arrived(item, part)` in the order of `wanted`."""
         self.runs += len(wanted)
-        if self.executor.in_process:
+        if self.executor.runs_here(len(wanted)):
             for item in wanted:
                 arrived(item, self._run(item[1], item[2], label, keep, snapshots))
             return
