@@ -17,13 +17,13 @@ from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from multiprocessing.util import Finalize
 from pathlib import Path
 from typing import Any
 
 from ..attribution.model import Attribution
 from ..attribution.tasks import MethodRecipe
 from ..executors import ExecutorSpec, run_tasks
+from ..executors.scratch import worker_folder
 from ..graph import Workspace
 from ..graph.journal import ingest_journal, journal_path
 from ..graph.model import Run
@@ -96,15 +96,12 @@ class ScratchRuns:
     def __init__(self, keep: int = 4) -> None:
         self.keep = keep
         self.open: OrderedDict[str, tuple[Path, Workspace]] = OrderedDict()
-        self._finalizer: Finalize | None = None
 
     def workspace(self, source: ShippedRun) -> Workspace:
         if source.token in self.open:
             self.open.move_to_end(source.token)
             return self.open[source.token][1]
-        if self._finalizer is None:  # a pool's worker removes them as it exits
-            self._finalizer = Finalize(None, self.close, exitpriority=10)
-        path = Path(tempfile.mkdtemp(prefix="memtrace-fault-"))
+        path = Path(tempfile.mkdtemp(prefix="fault-", dir=worker_folder()))  # gone with the process
         source.unpack(path)
         self.open[source.token] = (path, Workspace(path))
         while len(self.open) > self.keep:
