@@ -68,24 +68,35 @@ def replay_id(injection: Injection) -> str:
 
 def run_fault(task: FaultTask, llm: Any = None) -> FaultOutcome:
     """Replay one injection in a scratch workspace holding its run; attribute it with every method
-    when it flips."""
+    when it flips. The replay is dropped afterwards (read back, it holds a full copy of the run)."""
     injection = task.injection
     ws = SCRATCH.workspace(task.source)
     cases, fixed = [injection.case_id], replay_id(injection)
     result = replay(ws, injection.run_id, injection.patch, cases=cases, llm=llm, run_id=fixed)
-    flipped = not result.case(injection.case_id).correct and bool(result.patched)
-    outcome = FaultOutcome(result.run_id, flipped, injection.op_id)
+    try:
+        return _outcome(
+            task, ws, result.run_id, not result.case(injection.case_id).correct and bool(result.patched), llm
+        )
+    finally:
+        ws.store.delete_run(result.run_id)
+        journal_path(ws.path, result.run_id).unlink(missing_ok=True)
+
+
+def _outcome(task: FaultTask, ws: Workspace, replay_run: str, flipped: bool, llm: Any) -> FaultOutcome:
+    """What a replay came to: for a flip, the label, every method's attribution and what was asked."""
+    injection = task.injection
+    outcome = FaultOutcome(replay_run, flipped, injection.op_id)
     if not flipped:
         return outcome
-    ingest_journal(ws.store, journal_path(ws.path, result.run_id))
+    ingest_journal(ws.store, journal_path(ws.path, replay_run))
     if "deleted_unit" in injection.meta:
-        outcome.op_id = _deletion_step(ws, injection, result.run_id)
-    graph, case = ws.view(result.run_id), ws.case(result.run_id, injection.case_id)
+        outcome.op_id = _deletion_step(ws, injection, replay_run)
+    graph, case = ws.view(replay_run), ws.case(replay_run, injection.case_id)
     outcome.attributions = {m.name: m.build(llm).attribute(graph, case) for m in task.methods}
     if task.memtracebench:
-        outcome.graph = _memtracebench_graph(ws, result.run_id, injection, outcome.op_id)
+        outcome.graph = _memtracebench_graph(ws, replay_run, injection, outcome.op_id)
     if task.keep_replay:
-        outcome.replay = run_rows(ws.store, result.run_id)
+        outcome.replay = run_rows(ws.store, replay_run)
     return outcome
 
 
