@@ -1,5 +1,6 @@
-"""`--executor ray`: the same tasks on Ray with 2 CPUs give the store of one local worker: run,
-attribute and verify (its replay runs, ids and seq included)."""
+"""`--executor ray`: the same tasks on Ray with 2 CPUs give what one local worker gives: the store of
+`run`, `attribute` and `verify` (its replay runs, ids and seq included), and the files and stores of
+`bench faults`, `bench memtracebench` and `optimize`."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from outputs import faults, optimized, scored
 from store_dump import store_rows
 from typer.testing import CliRunner
 
@@ -36,3 +38,13 @@ def test_ray_gives_the_store_of_one_worker(ray_cluster: None, tmp_path: Path) ->
         _cli("attribute", tmp_path / name, *flags)
         _cli("verify", tmp_path / name, *flags)
     assert store_rows(tmp_path / "ray") == store_rows(tmp_path / "local")
+
+
+def test_ray_benchmarks_and_optimises_as_one_worker(ray_cluster: None, tmp_path: Path) -> None:
+    ray = ("--executor", "ray", "--workers", 2)
+    local = tmp_path / "local"
+    labels = faults(local, "--workers", 1)
+    assert faults(tmp_path / "ray", *ray) == labels
+    layout = local / "out" / "memtracebench"
+    assert scored(layout, tmp_path / "ray-scored", *ray) == scored(layout, local / "scored", "--workers", 1)
+    assert optimized(tmp_path / "ray-opt", *ray) == optimized(local / "opt", "--workers", 1)

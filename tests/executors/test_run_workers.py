@@ -9,6 +9,7 @@ from store_dump import store_rows
 from typer.testing import CliRunner
 
 from memtrace.cli.app import app
+from memtrace.cli.executor_options import executor_spec
 from memtrace.executors import CRASH_ONCE_ENV, ExecutorSpec, usable_cores
 from memtrace.systems.run_tasks import derived_run_id
 
@@ -55,4 +56,5 @@ def test_a_repeated_run_gets_the_next_id_of_its_chain() -> None:
 
 def test_workers_default_to_the_usable_cores() -> None:
     assert ExecutorSpec().count == usable_cores() >= 1
+    assert executor_spec(None).count == executor_spec(0).count == usable_cores()  # the CLI's default
     assert ExecutorSpec(workers=1).in_process and not ExecutorSpec(workers=2).in_process

@@ -79,7 +79,8 @@ def attribute(
         if progress:
             progress(done, len(cases))
 
-    if executor is not None and not executor.in_process and todo and named and llm is None:
+    runs = len({item.run_id for item in todo})  # one task per run
+    if executor is not None and not executor.runs_here(runs) and named and llm is None:
         attribute_in_workers(ws, MethodRecipe(str(method), seed, scorer), todo, executor, keep)
     else:
         views: dict[str, Any] = {}

@@ -69,7 +69,10 @@ def _all_at_once(*, llm: Any, **options: Any) -> AttributionMethod:
 
 
 _registry: PluginRegistry[Attributor] = PluginRegistry(
-    ENTRY_POINT_GROUP, "attribution method", lambda point: Attributor(point.name, point.value)
+    ENTRY_POINT_GROUP,
+    "attribution method",
+    lambda point: Attributor(point.name, point.value),
+    owner=__name__,
 )
 for _builtin in (
     Attributor("flow", _flow),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..executors import ExecutorSpec, run_tasks, scratch_workspace
 from ..graph import Case, GraphQueries, Run, Store, Workspace
@@ -27,9 +28,11 @@ class MethodRecipe:
     name: str
     seed: int = 0
     scorer: str = "overlap"
+    #: Further options of the method's factory, as (name, value) pairs.
+    options: tuple[tuple[str, Any], ...] = ()
 
-    def build(self) -> AttributionMethod:
-        return make_method(self.name, seed=self.seed, scorer=self.scorer)
+    def build(self, llm: Any = None) -> AttributionMethod:
+        return make_method(self.name, llm=llm, seed=self.seed, scorer=self.scorer, **dict(self.options))
 
 
 @dataclass(slots=True)

@@ -17,17 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from ..attribution.engine import make_method
-from ..datasets import load_dataset
+from ..attribution.tasks import MethodRecipe
+from ..datasets import Conversation, load_dataset
 from ..errors import MemtraceError
-from ..graph import Workspace
-from ..graph.journal import ingest_journal, journal_path
-from ..interop import export_smartcomment
+from ..executors import ExecutorSpec
+from ..graph import Store, Workspace
 from ..progress import Progress, no_progress
-from ..systems import run_conversation
+from ..systems import RunResult, run_conversation
 from ..systems.registry import system_class
-from ..systems.replay import replay
+from ..systems.run_tasks import RunTask, derived_run_id, record_runs
 from ..text import safe_filename
 from ..vocabulary import CaseVerdict, ErrorType
+from .fault_tasks import FaultOutcome, Injecting, inject_all
 from .faults import Injection, Injector
 
 
@@ -45,60 +46,56 @@ def fault_benchmark(
     progress: Progress | None = None,
     memtracebench: bool = False,
     keep_replays: bool = False,
+    executor: ExecutorSpec | None = None,
 ) -> dict[str, Any]:
     """Inject, replay, keep flips, attribute, score; write JSON and a plot (and, when asked, the
     MemTraceBench layout and the labelled replays).
 
-    Each replay is attributed as soon as it flips and then dropped from the workspace (unless
-    `keep_replays`): a replay read back holds a full copy of its run, and hundreds of them made the
-    workspace gigabytes. `result["written"]` lists what was written where.
+    Each injection is replayed and attributed in a scratch workspace of its own (fault_tasks.py), so
+    only the labelled replays asked for reach the workspace: hundreds of replays, each holding a full
+    copy of its run, made it gigabytes. `executor` runs the recordings and the injections in workers
+    (default, and always with a model client: this process). `result["written"]` lists what was
+    written where.
     """
     if per_type < 1:  # it would record every system and label nothing
         raise MemtraceError(f"--per-type must be 1 or more, not {per_type}")
     report = progress or no_progress
     methods = methods or ["flow", "last-op", "random"]
-    coverage: dict[str, dict[str, dict[str, int]]] = {}
-    attributors = {name: make_method(name, llm=llm, seed=seed) for name in methods}
+    for name in methods:  # an unknown method, or one needing a model, fails before anything runs
+        make_method(name, llm=llm, seed=seed)
+    spec = executor if executor is not None and llm is None else ExecutorSpec(workers=1)
     data = load_dataset(dataset, conversations=conversations)
     rng = random.Random(seed)
-    labelled: list[tuple[str, Injection]] = []
-    rows: dict[str, list[tuple[str, Injection, Any]]] = {name: [] for name in methods}
     layout = out / "memtracebench"
     out.mkdir(parents=True, exist_ok=True)
+    recorded = _record(systems, data, dataset, workspace, spec, llm, report)
+    coverage: dict[str, dict[str, dict[str, int]]] = {}
+    job = Injecting(
+        [], [MethodRecipe(name, seed=seed) for name in methods], per_type, memtracebench, keep_replays
+    )
     for system_name in systems:
-        cls = system_class(system_name)
-        runs = []
-        report(f"{system_name}: recording", 0, len(data))
-        for conversation in data:
-            runs.append(run_conversation(cls(llm=llm), conversation, workspace, dataset=dataset))
-            report(f"{system_name}: recording", len(runs), len(data))
-        plans = _plans(workspace, runs)
+        plans = _plans(workspace, recorded[system_name])
         rng.shuffle(plans)
-        kept: Counter[str] = Counter()
-        counts = coverage[system_name] = _coverage_start(workspace, runs, plans)
-        report(f"{system_name}: injecting", 0, len(plans))
-        with Workspace(workspace) as ws:
-            for tried, injection in enumerate(plans, 1):
-                report(f"{system_name}: injecting", tried, len(plans))
-                if kept[injection.error_type] >= per_type:
-                    continue
-                result = replay(ws, injection.run_id, injection.patch, cases=[injection.case_id], llm=llm)
-                injection.replay_run = result.run_id
-                injection.flipped = not result.case(injection.case_id).correct and bool(result.patched)
-                counts[injection.error_type]["tried"] += 1
-                if injection.flipped:
-                    kept[injection.error_type] += 1
-                    counts[injection.error_type]["kept"] += 1
-                    labelled.append((system_name, injection))
-                    ingest_journal(ws.store, journal_path(ws.path, result.run_id))
-                    if "deleted_unit" in injection.meta:
-                        injection.op_id = _deletion_step(ws, injection)
-                    for name, method in attributors.items():
-                        rows[name].append((system_name, injection, _attribute(ws, method, injection)))
-                    if memtracebench:
-                        _write_memtracebench(ws, system_name, injection, layout)
-                if not (injection.flipped and keep_replays):
-                    _discard(ws, result.run_id)
+        coverage[system_name] = _coverage_start(workspace, recorded[system_name], plans)
+        job.planned.append((system_name, plans))
+
+    def tally(system_name: str, injection: Injection, outcome: FaultOutcome) -> None:
+        counts = coverage[system_name][injection.error_type]
+        counts["tried"] += 1
+        counts["kept"] += int(outcome.flipped)
+        if outcome.graph is not None:
+            _write_graph(layout, system_name, injection, outcome.graph)
+
+    with Workspace(workspace) as ws:
+        inject_all(job, ws, spec, llm=llm, progress=report, on_outcome=tally)
+    labelled = [(job.planned[s][0], job.planned[s][1][i]) for s, i in sorted(job.flipped)]
+    rows = {
+        name: [
+            (job.planned[s][0], job.planned[s][1][i], job.flipped[(s, i)].attributions[name])
+            for s, i in sorted(job.flipped)
+        ]
+        for name in methods
+    }
     result = {
         "dataset": dataset,
         "seed": seed,
@@ -115,6 +112,50 @@ def fault_benchmark(
     written = [out / "faults.json", out / "faults.png", workspace, *([layout] if memtracebench else [])]
     result["written"] = {str(path): _size(path) for path in written if path.exists()}
     return result
+
+
+def _record(
+    systems: list[str],
+    data: list[Conversation],
+    dataset: str,
+    workspace: Path,
+    spec: ExecutorSpec,
+    llm: Any,
+    report: Progress,
+) -> dict[str, list[RunResult]]:
+    """Every system on every conversation with its default config, under ids derived from what each
+    run is (so the labels name the same runs whatever the executor)."""
+    store = Store(workspace)
+    try:
+        taken = {run.id for run in store.runs()}
+    finally:
+        store.close()
+    tasks = []
+    for name in systems:
+        config = system_class(name).Config()
+        for conversation in data:
+            run_id = derived_run_id(name, conversation.id, dataset, config.model_dump(), taken)
+            taken.add(run_id)
+            tasks.append(RunTask(name, config, conversation, dataset, run_id))
+    results: dict[str, list[RunResult]] = {name: [] for name in systems}
+    for name in systems:
+        report(f"{name}: recording", 0, len(data))
+
+    def done(index: int, result: RunResult) -> None:
+        name = tasks[index].system
+        results[name].append(result)
+        report(f"{name}: recording", len(results[name]), len(data))
+
+    if spec.runs_here(len(tasks)):
+        for index, task in enumerate(tasks):
+            system = system_class(task.system)(task.config, llm=llm)
+            done(
+                index,
+                run_conversation(system, task.conversation, workspace, dataset=dataset, run_id=task.run_id),
+            )
+    else:
+        record_runs(tasks, workspace, spec, done)
+    return results
 
 
 def _plans(workspace: Path, runs: list[Any]) -> list[Injection]:
@@ -192,30 +233,6 @@ def _case_rows(
     ]
 
 
-def _deletion_step(ws: Workspace, injection: Injection) -> str:
-    """The step of the replay that deleted the unit inside the injected decision (the true label)."""
-    assert injection.replay_run is not None
-    unit = injection.meta["deleted_unit"]
-    for op in ws.store.ops(injection.replay_run):
-        if op.parent_op == injection.op_id and op.category == "deletion" and op.metadata.get("unit") == unit:
-            return op.id
-    return injection.op_id  # the decision deleted it itself
-
-
-def _attribute(ws: Workspace, method: Any, injection: Injection) -> Any:
-    """One method's attribution of an injected failure, read from its (just ingested) replay."""
-    assert injection.replay_run is not None
-    graph = ws.view(injection.replay_run)
-    case = ws.case(injection.replay_run, injection.case_id)
-    return method.attribute(graph, case)
-
-
-def _discard(ws: Workspace, run_id: str) -> None:
-    """Drop a replay from the workspace: its rows, and its journal if not yet ingested."""
-    ws.store.delete_run(run_id)
-    journal_path(ws.path, run_id).unlink(missing_ok=True)
-
-
 def _size(path: Path) -> int:
     """Bytes on disk of a file or a folder."""
     if path.is_file():
@@ -248,25 +265,8 @@ def _accuracy(rows: list[tuple[str, Injection, Any]]) -> dict[str, Any]:
     }
 
 
-def _write_memtracebench(ws: Workspace, system_name: str, injection: Injection, root: Path) -> None:
-    """The replayed run as a smartcomment graph with its injected fault as the gold annotation."""
-    assert injection.replay_run is not None
-    case = ws.case(injection.replay_run, injection.case_id)
-    graph = ws.graph(injection.replay_run)
-    data = export_smartcomment(ws.store, injection.replay_run)
-    data["data"]["annotations"] = [
-        {
-            "query_id": case.id,
-            "query": case.question,
-            "golden_answers": case.gold,
-            "golden_answers_id": None,
-            "prediction": case.prediction,
-            "prediction_id": case.prediction_var,
-            "source_evidence_ids": [graph.versions(e)[-1].id for e in case.evidence if graph.versions(e)],
-            "final_error_type": injection.error_type,
-            "final_op_id": injection.op_id,
-        }
-    ]
+def _write_graph(root: Path, system_name: str, injection: Injection, data: dict[str, Any]) -> None:
+    """One labelled replay's MemTraceBench graph, in its system's folder of the layout."""
     folder = root / safe_filename(system_name)
     folder.mkdir(parents=True, exist_ok=True)
     name = safe_filename(f"{injection.case_id}-{injection.error_type}-{injection.replay_run}")

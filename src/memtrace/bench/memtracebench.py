@@ -19,8 +19,10 @@ from typing import Any
 from ..attribution.engine import make_method
 from ..attribution.evidence.locate import METHODS as EVIDENCE_METHODS
 from ..attribution.model import Attribution, save_attribution, settings_key
+from ..attribution.tasks import MethodRecipe, attribute_case, attribute_in_workers
 from ..errors import MemtraceError
-from ..graph import Workspace
+from ..executors import ExecutorSpec
+from ..graph import Case, Workspace
 from ..interop import load_memtracebench
 from ..progress import Progress, no_progress
 from ..systems.registry import memtracebench_splits
@@ -40,11 +42,14 @@ def evaluate_memtracebench(
     scorer: str = "overlap",
     evidence: str = "auto",
     seed: int = 0,
+    executor: ExecutorSpec | None = None,
 ) -> dict[str, Any]:
     """Run `method` on every annotated case, store its attributions and score them against the gold labels.
 
     `scorer` and `evidence` choose the flow method's support scorer and starting points (gold or
     pseudo evidence); other methods take no evidence option. `seed` seeds the random baseline.
+    `executor` attributes one graph's cases per task in workers (default, and with a model client:
+    in this process); the attributions are stored and scored in the same order either way.
     """
     if evidence not in EVIDENCE_METHODS:
         raise MemtraceError(f"unknown evidence {evidence!r} (choose {', '.join(EVIDENCE_METHODS)})")
@@ -62,22 +67,26 @@ def evaluate_memtracebench(
             key = settings_key(chosen.settings())
             labelled = [(run, a) for run in runs for a in ws.store.annotations(run.id)]
             cases = {(c.run_id, c.id): c for run in runs for c in ws.cases(run.id)}
+            found = [
+                (run, a, cases[(run.id, a.case_id)]) for run, a in labelled if (run.id, a.case_id) in cases
+            ]
             per_split: dict[str, list[tuple[Any, Attribution]]] = defaultdict(list)
-            report, stage, done = progress or no_progress, f"attributing ({method})", 0
-            report(stage, done, len(labelled))
-            views: dict[str, Any] = {}
-            for run, label in labelled:
-                case = cases.get((run.id, label.case_id))
-                if case is None:
-                    continue
-                if run.id not in views:
-                    views.clear()
-                    views[run.id] = ws.view(run.id)
-                attribution = chosen.attribute(views[run.id], case)
+            report, stage, done = progress or no_progress, f"attributing ({method})", [0]
+            report(stage, 0, len(labelled))
+
+            def keep(attribution: Attribution) -> None:  # called in the order of `found`
+                run, label, _ = found[done[0]]
                 save_attribution(ws.store, attribution, key)
                 per_split[run.system or "?"].append((label, attribution))
-                done += 1
-                report(stage, done, len(labelled))
+                done[0] += 1
+                report(stage, done[0], len(labelled))
+
+            spec = executor if executor is not None and llm is None else ExecutorSpec(workers=1)
+            if spec.runs_here(len({case.run_id for _, _, case in found})):
+                _attribute_here(ws, chosen, [case for _, _, case in found], keep)
+            else:
+                recipe = MethodRecipe(method, seed, scorer, tuple(options.items()))
+                attribute_in_workers(ws, recipe, [case for _, _, case in found], spec, keep)
         return {
             "method": method,
             "directory": str(directory),
@@ -89,6 +98,16 @@ def evaluate_memtracebench(
     finally:
         if scratch is not None:
             scratch.cleanup()
+
+
+def _attribute_here(ws: Workspace, chosen: Any, cases: list[Case], keep: Any) -> None:
+    """Each case in this process, one graph in memory at a time."""
+    views: dict[str, Any] = {}
+    for case in cases:
+        if case.run_id not in views:
+            views.clear()
+            views[case.run_id] = ws.view(case.run_id)
+        keep(attribute_case(chosen, views[case.run_id], case))
 
 
 def case_row(split: str, gold: Any, got: Attribution) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from ..attribution.evidence.locator_settings import DEFAULT_K, DEFAULT_QUERY_MOD
 from ..errors import MemtraceError
 from ..vocabulary import MEMORY_ERROR_TYPES, ErrorType
 from .consoles import JsonOption, console, write_json
+from .executor_options import ExecutorOption, RayAddressOption, WorkersOption, executor_spec
 from .llm_options import closing_client, llm_client
 from .progress import progress_bar, rich_progress
 from .workspace_arg import CommandLineError, WorkspaceAlias, resolve_workspace
@@ -59,6 +60,9 @@ def bench_memtracebench(
     cases_json: Annotated[
         Path | None, typer.Option("--cases-json", help="Write one row per case here (gold, predicted, why).")
     ] = None,
+    workers: WorkersOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     json_out: JsonOption = None,
 ) -> None:
     """Attribution accuracy against MemTraceBench gold labels, per split, with a confusion matrix."""
@@ -79,6 +83,7 @@ def bench_memtracebench(
             scorer=scorer,
             evidence=evidence,
             seed=seed,
+            executor=executor_spec(workers, executor, ray_address),
         )
     console.print(memtracebench_table(result))
     console.print(confusion_table(result))
@@ -134,6 +139,9 @@ def bench_faults(
     keep_replays: Annotated[
         bool, typer.Option(help="Keep the labelled replays in the workspace (each holds a full run).")
     ] = False,
+    workers: WorkersOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     json_out: JsonOption = None,
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
@@ -161,6 +169,7 @@ def bench_faults(
             progress=progress,
             memtracebench=memtracebench,
             keep_replays=keep_replays,
+            executor=executor_spec(workers, executor, ray_address),
         )
     for table in fault_tables(result):
         console.print(table)

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .consoles import styled
+from .executor_options import ExecutorOption, RayAddressOption, WorkersOption, executor_spec
 from .llm_options import (
     JudgeBaseUrlOption,
     JudgeModelOption,
@@ -68,6 +69,9 @@ def optimize(
     judge: JudgeOption = None,
     judge_model: JudgeModelOption = None,
     judge_base_url: JudgeBaseUrlOption = None,
+    workers: WorkersOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the history JSON here.")] = None,
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
@@ -126,6 +130,7 @@ def optimize(
                 questions=questions,
                 progress=advance,
                 on_round=round_done,
+                executor=executor_spec(workers, executor, ray_address),
             )
         cli.console.print(history_table(result))
         cli.console.print(holdout_table(result))

@@ -182,7 +182,7 @@ def run_systems(
             tasks.append(RunTask(name, config, conversation, dataset, run_id, judge))
     with progress_bar(console) as progress:
         overall = progress.add_task("runs", total=len(tasks))
-        if spec.in_process:
+        if spec.runs_here(len(tasks)):
             return [_run_here(task, workspace, llm, progress, overall) for task in tasks]
         return _run_in_workers(tasks, workspace, spec, lambda: progress.advance(overall))
 
@@ -214,23 +214,15 @@ def _run_here(task: Any, workspace: Path, llm: Any, progress: Any, overall: Any)
 
 def _run_in_workers(tasks: list[Any], workspace: Path, spec: ExecutorSpec, advance: Any) -> list[RunResult]:
     """Each run records in a worker's scratch workspace; its journal is ingested here, in task order."""
-    from ..executors import ingest_run, run_tasks
-    from ..graph import Store
-    from ..systems.run_tasks import record_run
+    from ..systems.run_tasks import record_runs
 
     results: list[RunResult] = []
-    store = Store(workspace)
-    try:
 
-        def deliver(index: int, outcome: tuple[RunResult, Any]) -> None:
-            result, record = outcome
-            ingest_run(store, record)
-            results.append(result)
-            advance()
+    def done(index: int, result: RunResult) -> None:
+        results.append(result)
+        advance()
 
-        run_tasks(record_run, tasks, spec, deliver)
-    finally:
-        store.close()
+    record_runs(tasks, workspace, spec, done)
     return results
 
 

@@ -20,6 +20,7 @@ from ..graph.journal import JOURNAL_DIR, ingest_journal, journal_path
 from ..graph.model import RUN_RUNNING, Run
 from ..graph.store import DB_FILENAME, Store
 from ..llm.cache import CACHE_FILENAME, add_cache_rows, cache_rows
+from .scratch import worker_folder
 
 #: Files of a workspace that are not shipped as files: the database, journals and the model cache.
 _NOT_FILES = (DB_FILENAME, JOURNAL_DIR, CACHE_FILENAME)
@@ -40,8 +41,8 @@ class RunRecord:
 
 @contextlib.contextmanager
 def scratch_workspace(prefix: str = "memtrace-task-") -> Iterator[Path]:
-    """A private temporary workspace for one task, removed afterwards."""
-    path = Path(tempfile.mkdtemp(prefix=prefix))
+    """A private temporary workspace for one task, removed afterwards (or with its process's folder)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=worker_folder()))
     try:
         yield path
     finally:

@@ -2,7 +2,8 @@
 
 The driver applies each result as it arrives, in task order, so what it writes is the same for one
 worker or many; a task whose worker died is run again, and Ctrl-C stops the workers and keeps every
-result that had already come back.
+result that had already come back. Each task carries the driver's code registrations (reach.py); when
+one cannot reach a worker, or one local worker would do, the same tasks run in the driver.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from functools import partial
 from typing import Any
 
 from ..errors import MemtraceError
+from .reach import WorkerSetup, driver_setup
 from .spec import ExecutorSpec
 from .tasks import CRASH_ONCE_ENV, Deliver, Ordered, attempt
 
@@ -30,27 +32,47 @@ def run_tasks(
     """
     if not payloads:
         return
-    if spec.kind == "ray":
+    setup, problem = driver_setup(spec.kind)
+    if problem is not None:
+        spec.notice(problem)
+    if problem is not None or spec.runs_here(len(payloads)):
+        _run_here(fn, payloads, deliver)
+    elif spec.kind == "ray":
         from .ray_backend import run_on_ray
 
-        run_on_ray(fn, payloads, spec, Ordered(deliver))
-        return
-    _run_local(fn, payloads, spec, Ordered(deliver))
+        run_on_ray(fn, payloads, spec, setup, Ordered(deliver))
+    else:
+        _run_local(fn, payloads, spec, setup, Ordered(deliver))
 
 
-def _context() -> multiprocessing.context.BaseContext:
-    """forkserver where it exists (workers start clean, without this process's threads), else spawn."""
+def _run_here(fn: Callable[[Any], Any], payloads: Sequence[Any], deliver: Deliver) -> None:
+    """The same tasks one after another in this process: what the workers would have returned."""
+    for index, payload in enumerate(payloads):
+        deliver(index, fn(payload))
+
+
+def _context(preload: str) -> multiprocessing.context.BaseContext:
+    """forkserver where it exists (workers start clean, without this process's threads), else spawn.
+
+    The forkserver imports the task's module once, so each pool's workers start with memtrace loaded
+    (a pool per command stage would otherwise pay the imports every time)."""
     methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    if "forkserver" not in methods:
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["__main__", *([preload] if preload != "__main__" else [])])
+    return context
 
 
-def _run_local(fn: Callable[[Any], Any], payloads: Sequence[Any], spec: ExecutorSpec, out: Ordered) -> None:
-    task = partial(attempt, fn, os.environ.get(CRASH_ONCE_ENV))
+def _run_local(
+    fn: Callable[[Any], Any], payloads: Sequence[Any], spec: ExecutorSpec, setup: WorkerSetup, out: Ordered
+) -> None:
+    task = partial(attempt, fn, os.environ.get(CRASH_ONCE_ENV), setup)
     attempts = [0] * len(payloads)
     remaining = set(range(len(payloads)))
     workers = min(spec.count, len(payloads))
     while remaining:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context())
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context(fn.__module__))
         futures: dict[Future[Any], int] = {}
         broken = False
         try:

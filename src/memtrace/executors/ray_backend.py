@@ -14,6 +14,7 @@ from ..errors import MemtraceError
 from .tasks import CRASH_ONCE_ENV, Ordered, attempt
 
 if TYPE_CHECKING:
+    from .reach import WorkerSetup
     from .spec import ExecutorSpec
 
 
@@ -33,12 +34,15 @@ def connect(spec: ExecutorSpec) -> Any:
     return ray
 
 
-def run_on_ray(fn: Callable[[Any], Any], payloads: Sequence[Any], spec: ExecutorSpec, out: Ordered) -> None:
+def run_on_ray(
+    fn: Callable[[Any], Any], payloads: Sequence[Any], spec: ExecutorSpec, setup: WorkerSetup, out: Ordered
+) -> None:
     """Submit every task, deliver results as they finish; Ctrl-C cancels what is still running."""
     ray = connect(spec)
     remote = ray.remote(max_retries=spec.retries, retry_exceptions=False)(attempt)
     marker = os.environ.get(CRASH_ONCE_ENV)
-    refs = {remote.remote(fn, marker, payload): index for index, payload in enumerate(payloads)}
+    shared = ray.put(setup)  # one copy in the object store, not one per task
+    refs = {remote.remote(fn, marker, shared, payload): index for index, payload in enumerate(payloads)}
     pending = list(refs)
     try:
         while pending:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from ..errors import MemtraceError
 
@@ -31,6 +33,8 @@ class ExecutorSpec:
     ray_address: str | None = None
     #: Attempts beyond the first for a task whose worker died.
     retries: int = 3
+    #: Where a one-line notice goes (tasks falling back to this process, and why); else a warning.
+    notify: Callable[[str], None] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in EXECUTORS:
@@ -42,7 +46,19 @@ class ExecutorSpec:
     def count(self) -> int:
         return self.workers if self.workers is not None else usable_cores()
 
+    def notice(self, line: str) -> None:
+        """Say `line` where the caller asked (the CLI prints it above its progress bars), else warn."""
+        if self.notify is not None:
+            self.notify(line)
+        else:
+            warnings.warn(line, RuntimeWarning, stacklevel=3)
+
     @property
     def in_process(self) -> bool:
         """One local worker: today's behaviour, everything in this process, no scratch workspaces."""
         return self.kind == "local" and self.count == 1
+
+    def runs_here(self, tasks: int) -> bool:
+        """Whether `tasks` tasks run in this process: one local worker's worth (a pool for one task
+        would only add its start-up, and an interrupted run recorded here is kept as incomplete)."""
+        return self.kind == "local" and min(self.count, tasks) <= 1

@@ -7,19 +7,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .reach import WorkerSetup, set_up
+
 #: Test hook: a task process exits abruptly on its first attempt while this marker file is absent.
 CRASH_ONCE_ENV = "MEMTRACE_TEST_CRASH_ONCE"
 
 Deliver = Callable[[int, Any], None]
 
 
-def attempt(fn: Callable[[Any], Any], crash_marker: str | None, payload: Any) -> Any:
-    """One attempt at a task in a worker (module level, so it pickles); honours the crash test hook,
-    read in the driver (a forkserver's workers keep the environment it started with)."""
+def attempt(fn: Callable[[Any], Any], crash_marker: str | None, setup: WorkerSetup, payload: Any) -> Any:
+    """One attempt at a task in a worker (module level, so it pickles), after the driver's `setup`;
+    honours the crash test hook, read in the driver (a forkserver's workers keep the environment it
+    started with)."""
     marker = crash_marker
     if marker and not Path(marker).exists():
         Path(marker).write_text(str(os.getpid()))
         os._exit(17)  # a worker killed mid-task: nothing returns, the driver must retry
+    set_up(setup)
     return fn(payload)
 
 

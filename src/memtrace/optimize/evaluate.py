@@ -6,22 +6,32 @@ Runs the loop needs later, training runs (attributed and replayed) and holdout r
 into the workspace; only training runs get session snapshots (replay resumes from them; a system's
 snapshots can take tens of MB per run). Validation runs only need their verdicts and are recorded
 into a scratch workspace that is deleted straight after, so that a long loop does not fill the disk.
+With an executor, the evaluations one step needs (every proposal on every validation conversation)
+run in workers as one batch; kept runs come back and are ingested, under ids derived from what they
+are, so the workspace and the scores are the same whatever the executor.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..datasets import Conversation
+from ..executors import ExecutorSpec
+from ..graph import Store
 from ..llm import Usage, usage_scope
 from ..progress import Progress
-from ..systems import run_conversation
+from ..systems import RunResult, run_conversation
 from ..systems.base import MemorySystem, SystemConfig
+from ..systems.run_tasks import RunTask, derived_run_id, record_runs
 from .tunables import config_hash
+
+#: One evaluation: the config's hash, the config, the conversation.
+_Wanted = tuple[str, SystemConfig, Conversation]
 
 
 @dataclass(slots=True)
@@ -67,6 +77,7 @@ class Evaluator:
         llm: Any = None,
         judge: Any = None,
         progress: Progress | None = None,
+        executor: ExecutorSpec | None = None,
     ) -> None:
         self.system_class = system_class
         self.judge = judge  # None: the runner's default for the system's client
@@ -77,6 +88,9 @@ class Evaluator:
         self.model = getattr(llm, "model", None) or "offline"
         self.cache: dict[tuple[str, str, bool], ConversationScore] = {}
         self.runs = 0  # evaluations actually run (not answered from the cache)
+        # Model calls stay in this process (their client, cache and usage counting live here).
+        self.executor = executor if executor is not None and llm is None else ExecutorSpec(workers=1)
+        self._taken: set[str] | None = None  # run ids in the workspace, read on the first kept run
 
     def score(
         self,
@@ -89,21 +103,110 @@ class Evaluator:
     ) -> Score:
         """Score `config` on `conversations`; `keep` records the runs into the workspace (`snapshots`:
         with session snapshots, for runs that will be replayed)."""
-        key = config_hash(config)
-        parts, spent = [], Usage()
-        for done, conversation in enumerate(conversations, 1):
-            # A kept run serves a scratch request too (same verdicts), never the other way round.
-            part = self.cache.get((key, conversation.id, True)) or (
-                None if keep else self.cache.get((key, conversation.id, False))
-            )
-            if part is None:
-                part = self._run(config, conversation, label, keep, snapshots)
-                self.cache[(key, conversation.id, keep)] = part
-                spent.add(part.usage)
-            parts.append(part)
+        return self.score_all([config], conversations, label=label, keep=keep, snapshots=snapshots)[0]
+
+    def score_all(
+        self,
+        configs: list[SystemConfig],
+        conversations: list[Conversation],
+        *,
+        label: str,
+        keep: bool = False,
+        snapshots: bool = False,
+    ) -> list[Score]:
+        """Score each of `configs` on `conversations`, running what the cache lacks as one batch."""
+        wanted: dict[tuple[str, str], _Wanted] = {}
+        for config in configs:
+            key = config_hash(config)
+            for conversation in conversations:
+                if self._cached(key, conversation.id, keep) is None:
+                    wanted.setdefault((key, conversation.id), (key, config, conversation))
+        spent: dict[str, Usage] = {}
+        total, done = len(wanted), 0
+
+        def arrived(item: _Wanted, part: ConversationScore) -> None:
+            nonlocal done
+            self.cache[(item[0], item[2].id, keep)] = part
+            spent.setdefault(item[0], Usage()).add(part.usage)
+            done += 1
             if self.progress:
-                self.progress(label, done, len(conversations))
-        return Score(parts, spent)
+                self.progress(label, done, total)
+
+        self._evaluate(list(wanted.values()), label, keep, snapshots, arrived)
+        scores = []
+        for config in configs:
+            key = config_hash(config)
+            parts = [self._cached(key, c.id, keep) for c in conversations]
+            scores.append(Score([p for p in parts if p is not None], spent.pop(key, Usage())))
+        return scores
+
+    def _cached(self, key: str, conversation: str, keep: bool) -> ConversationScore | None:
+        """A kept run serves a scratch request too (same verdicts), never the other way round."""
+        return self.cache.get((key, conversation, True)) or (
+            None if keep else self.cache.get((key, conversation, False))
+        )
+
+    def _evaluate(
+        self,
+        wanted: list[_Wanted],
+        label: str,
+        keep: bool,
+        snapshots: bool,
+        arrived: Callable[[_Wanted, ConversationScore], None],
+    ) -> None:
+        """Run `wanted` here one by one, or in workers; `arrived(item, part)` in the order of `wanted`."""
+        self.runs += len(wanted)
+        if self.executor.runs_here(len(wanted)):
+            for item in wanted:
+                arrived(item, self._run(item[1], item[2], label, keep, snapshots))
+            return
+        tasks = [
+            self._task(config, conversation, label, keep, snapshots) for _, config, conversation in wanted
+        ]
+
+        def done(index: int, result: RunResult) -> None:
+            outcomes = [(case.id, case.correct) for case in result.cases]
+            run_id = result.run_id if keep else None
+            arrived(wanted[index], ConversationScore(wanted[index][2].id, run_id, outcomes))
+
+        if keep:
+            self.workspace.mkdir(parents=True, exist_ok=True)
+        record_runs(tasks, self.workspace, self.executor, done)
+
+    def _task(
+        self, config: SystemConfig, conversation: Conversation, label: str, keep: bool, snapshots: bool
+    ) -> RunTask:
+        """One evaluation as a task for a worker (a scratch workspace there; the record back if kept)."""
+        return RunTask(
+            self.system_class.name,
+            config.model_copy(deep=True),
+            conversation,
+            self.dataset,
+            self._run_id(config, conversation, keep),
+            self.judge,
+            name=f"optimize/{label}/{config_hash(config)}/{conversation.id}",
+            metadata={"optimize": label, "config_hash": config_hash(config)},
+            snapshots=snapshots,
+            keep=keep,
+        )
+
+    def _run_id(self, config: SystemConfig, conversation: Conversation, keep: bool) -> str:
+        """An id from what the run is; a kept one also from the ids the workspace already holds."""
+        if not keep:
+            return derived_run_id(
+                self.system_class.name, conversation.id, self.dataset, config.model_dump(), ()
+            )
+        if self._taken is None:
+            store = Store(self.workspace)
+            try:
+                self._taken = {run.id for run in store.runs()}
+            finally:
+                store.close()
+        run_id = derived_run_id(
+            self.system_class.name, conversation.id, self.dataset, config.model_dump(), self._taken
+        )
+        self._taken.add(run_id)
+        return run_id
 
     def _run(
         self, config: SystemConfig, conversation: Conversation, label: str, keep: bool, snapshots: bool
@@ -111,7 +214,6 @@ class Evaluator:
         system = self.system_class(config.model_copy(deep=True), llm=self.llm)
         name = f"optimize/{label}/{config_hash(config)}/{conversation.id}"
         meta = {"optimize": label, "config_hash": config_hash(config)}
-        self.runs += 1
         with usage_scope(f"optimize {label} {conversation.id}") as usage:
             if keep:
                 self.workspace.mkdir(parents=True, exist_ok=True)
@@ -124,6 +226,7 @@ class Evaluator:
                     name=name,
                     metadata=meta,
                     snapshots=snapshots,
+                    run_id=self._run_id(config, conversation, keep),
                 )
             else:
                 scratch = Path(tempfile.mkdtemp(prefix="optimize-scratch-", dir=self._scratch_root()))

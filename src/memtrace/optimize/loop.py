@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import OptimizeError
+from ..executors import ExecutorSpec
 from ..llm import usage_scope
 from ..progress import Progress
 from ..systems.base import SystemConfig
@@ -82,8 +83,12 @@ def optimize(
     resamples: int = 2000,
     progress: Progress | None = None,
     on_round: RoundHook | None = None,
+    executor: ExecutorSpec | None = None,
 ) -> OptimizeResult:
-    """Optimise `system`'s tunables on `dataset`; the history is saved into `workspace`."""
+    """Optimise `system`'s tunables on `dataset`; the history is saved into `workspace`.
+
+    `executor` runs the evaluations (a round's proposals on validation, training and holdout runs) in
+    workers; default, and always with a model client: this process."""
     started = time.perf_counter()
     config = start_config(system, start)
     if rounds < 0 or candidates < 1:
@@ -98,7 +103,13 @@ def optimize(
             progress(f"{phase[0]} · {stage}", done, total)
 
     evaluator = Evaluator(
-        system_class(system), workspace, dataset=dataset, llm=llm, judge=judge, progress=report
+        system_class(system),
+        workspace,
+        dataset=dataset,
+        llm=llm,
+        judge=judge,
+        progress=report,
+        executor=executor,
     )
     result = OptimizeResult(
         system,
@@ -130,8 +141,9 @@ def optimize(
                 if not record.proposals:
                     break
             phase[0] = "holdout"
-            before = evaluator.score(config, split.holdout, label="holdout", keep=True)
-            after = evaluator.score(state.config, split.holdout, label="holdout", keep=True)
+            before, after = evaluator.score_all(
+                [config, state.config], split.holdout, label="holdout", keep=True
+            )
         finally:
             evaluator.close()
     result.final_config = state.config.model_dump(mode="json")
@@ -194,10 +206,13 @@ def _round(
     )
     record.proposals = proposals
     with usage_scope(f"round {number} validation") as spent:
-        for proposal in proposals:
-            if proposal.status == "rejected":
-                continue
-            score = evaluator.score(proposal.apply(state.config), split.validation, label="validation")  # type: ignore[arg-type]
+        candidates = [p for p in proposals if p.status != "rejected"]
+        scores = evaluator.score_all(
+            [p.apply(state.config) for p in candidates],  # type: ignore[misc,arg-type]
+            split.validation,
+            label="validation",
+        )
+        for proposal, score in zip(candidates, scores, strict=True):
             proposal.validation, proposal.status = score.accuracy, "evaluated"
     tokens["validation"] = spent.usage.as_dict()
     _decide(record, state, proposals)

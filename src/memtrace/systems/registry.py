@@ -34,7 +34,7 @@ ADAPTER_SYSTEMS = {
 }
 
 _registry: PluginRegistry[type[MemorySystem] | str] = PluginRegistry(
-    ENTRY_POINT_GROUP, "system", lambda point: point.value
+    ENTRY_POINT_GROUP, "system", lambda point: point.value, owner=__name__
 )
 for _name, _path in BUILTIN_SYSTEMS.items():
     _registry.add_builtin(_name, _path)

@@ -100,18 +100,20 @@ def replay(
     cases: list[str] | None = None,
     llm: Any = None,
     name: str | None = None,
+    run_id: str | None = None,
 ) -> ReplayResult:
     """Re-execute run `run` with `patches` applied; answer `cases` (default: all of its questions).
 
     Given an open Workspace, replays record through its store (no connection opened or closed per
     replay, which is what verifying thousands of attributions needs); their journals are indexed
-    at the workspace's next open.
+    at the workspace's next open. `run_id` fixes the replay's id (a task's result must not depend on
+    where it ran).
     """
     typed = {op_id: Patch.from_json(patch) for op_id, patch in (patches or {}).items()}
     if isinstance(workspace, Workspace):
-        return _replay(workspace, run, typed, cases=cases, llm=llm, name=name)
+        return _replay(workspace, run, typed, cases=cases, llm=llm, name=name, run_id=run_id)
     with Workspace(workspace) as ws:
-        return _replay(ws, run, typed, cases=cases, llm=llm, name=name)
+        return _replay(ws, run, typed, cases=cases, llm=llm, name=name, run_id=run_id)
 
 
 def _replay(
@@ -122,6 +124,7 @@ def _replay(
     cases: list[str] | None,
     llm: Any,
     name: str | None,
+    run_id: str | None = None,
 ) -> ReplayResult:
     started = time.perf_counter()
     original = ws.run(run)
@@ -129,9 +132,8 @@ def _replay(
     if original.parent_run and earlier is not None:
         # A replayed run is its parent with patches: replay the parent with those plus these.
         merged = {**earlier, **patches}
-        return _replay(
-            ws, original.parent_run, merged, cases=cases, llm=llm, name=name or f"{original.name}+"
-        )
+        again = name or f"{original.name}+"
+        return _replay(ws, original.parent_run, merged, cases=cases, llm=llm, name=again, run_id=run_id)
     graph = ws.graph(original.id)
     patch_seqs = _patch_seqs(graph, patches)
     recorded_by = find_system(original.system)
@@ -179,6 +181,7 @@ def _replay(
         config=original.config,
         metadata={"llm": getattr(llm, "model", None) or "offline"},
         patch_policy=PatchPolicy(patches, resume_from=(original.id, resume_seq)),
+        run_id=run_id,
     )
     with _announced(ids, recorder), recorder:
         system.start(recorder, conversation)
