@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from .spec import ExecutorSpec
 
 
-def run_on_ray(fn: Callable[[Any], Any], payloads: Sequence[Any], spec: ExecutorSpec, out: Ordered) -> None:
-    """Submit every task, deliver results as they finish; Ctrl-C cancels what is still running."""
+def started_ray(spec: ExecutorSpec) -> Any:
+    """The `ray` module, connected to the cluster `spec` names (a local Ray when it names none)."""
     try:
         import ray
     except ImportError:
@@ -29,6 +29,12 @@ def run_on_ray(fn: Callable[[Any], Any], payloads: Sequence[Any], spec: Executor
             ray.init(address=spec.ray_address)
         else:
             ray.init(num_cpus=spec.workers) if spec.workers else ray.init()
+    return ray
+
+
+def run_on_ray(fn: Callable[[Any], Any], payloads: Sequence[Any], spec: ExecutorSpec, out: Ordered) -> None:
+    """Submit every task, deliver results as they finish; Ctrl-C cancels what is still running."""
+    ray = started_ray(spec)
     remote = ray.remote(max_retries=spec.retries, retry_exceptions=False)(attempt)
     marker = os.environ.get(CRASH_ONCE_ENV)
     refs = {remote.remote(fn, marker, payload): index for index, payload in enumerate(payloads)}
