@@ -74,6 +74,9 @@ class LLMClient:
         self.max_tokens = max_tokens
         self._usage = Usage()
         self._lock = threading.Lock()
+        #: How to make this client again in another process: the `config.ClientRecipe` that
+        #: `make_client` sets (None for a client made otherwise).
+        self.recipe: Any = None
 
     @property
     def usage(self) -> Usage:
