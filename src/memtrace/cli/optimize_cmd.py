@@ -15,6 +15,8 @@ from rich.text import Text
 
 from .consoles import styled
 from .llm_options import (
+    DEFAULT_CONCURRENCY,
+    ConcurrencyOption,
     JudgeBaseUrlOption,
     JudgeModelOption,
     JudgeOption,
@@ -65,6 +67,7 @@ def optimize(
     timeout: TimeoutOption = None,
     retries: RetriesOption = None,
     max_tokens: MaxTokensOption = None,
+    concurrency: ConcurrencyOption = DEFAULT_CONCURRENCY,
     judge: JudgeOption = None,
     judge_model: JudgeModelOption = None,
     judge_base_url: JudgeBaseUrlOption = None,
@@ -81,7 +84,7 @@ def optimize(
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     if system is None:
         raise CommandLineError(f"missing option --system ({', '.join(system_names())})")
-    limits = LLMLimits(timeout, retries, max_tokens)
+    limits = LLMLimits(timeout, retries, max_tokens, concurrency)
     with (
         closing_client(cli.llm_client(llm, model, base_url, workspace, limits)) as client,
         choose_judge(

@@ -18,7 +18,16 @@ from ..errors import MemtraceError
 from ..graph import Workspace
 from ..vocabulary import NOT_VERIFIED, VERDICTS, ErrorType, Verdict
 from .consoles import JsonOption, console, styled, write_json
-from .llm_options import LLMLimits, MaxTokensOption, RetriesOption, TimeoutOption, closing_client, llm_client
+from .llm_options import (
+    DEFAULT_CONCURRENCY,
+    ConcurrencyOption,
+    LLMLimits,
+    MaxTokensOption,
+    RetriesOption,
+    TimeoutOption,
+    closing_client,
+    llm_client,
+)
 from .progress import progress_bar
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
@@ -32,6 +41,7 @@ def verify(
     timeout: TimeoutOption = None,
     retries: RetriesOption = None,
     max_tokens: MaxTokensOption = None,
+    concurrency: ConcurrencyOption = DEFAULT_CONCURRENCY,
     oracle: Annotated[
         bool,
         typer.Option(
@@ -68,7 +78,7 @@ def verify(
             )
             write_json(json_out, {**summary_json([]), "verified_now": 0})
             return
-    limits = LLMLimits(timeout, retries, max_tokens)
+    limits = LLMLimits(timeout, retries, max_tokens, concurrency)
     with (
         closing_client(llm_client(llm, model, base_url, workspace, limits)) as client,
         progress_bar(console) as progress,
