@@ -1,20 +1,31 @@
 """`memtrace run` as independent tasks: one (system, conversation) run per task, with a fixed run id.
 
 The id is derived from what the run is (system, conversation, dataset, config), so the store holds
-the same runs whether they were recorded in this process or by any number of workers.
+the same runs whether they were recorded in this process or by any number of workers. A model
+client does not travel: its recipe does, and the worker makes the client again, caching into its
+scratch workspace (the entries come back with the run) and counting its calls against the driver's
+shared limiters.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import hashlib
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..datasets import Conversation
 from ..eval import Judge
-from ..executors import RunRecord, pack_run, scratch_workspace
+from ..executors import ExecutorSpec, RunRecord, pack_run, scratch_workspace
+from ..executors.shared_limits import shared_limiters
+from ..llm import LLMClient
+from ..llm.cache import high_water
+from ..llm.config import ClientRecipe
+from ..llm.limiter import LimiterTicket, LocalLimiters
 from .registry import system_class
 from .runner import RunResult, run_conversation
 
@@ -28,7 +39,64 @@ class RunTask:
     conversation: Conversation
     dataset: str | None
     run_id: str
+    #: The judge; an LLM judge travels without its client, which `judge_llm` makes again.
     judge: Judge | None = None
+    #: The system's model client (None: offline).
+    llm: ClientRecipe | None = None
+    judge_llm: ClientRecipe | None = None
+
+
+def why_in_process(llm: Any, judge: Judge | None) -> str | None:
+    """Why runs with this client and judge cannot be given to workers, or None when they can."""
+    recipe = getattr(llm, "recipe", None)
+    if recipe is None:
+        return f"the model client {llm!r} cannot be made again in a worker"
+    if recipe.cache == "read-only":
+        return "a read-only LLM cache (a replay) is read in this process only"
+    try:
+        portable_judge(judge)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+@contextlib.contextmanager
+def model_recipes(
+    tasks: list[RunTask], llm: Any, spec: ExecutorSpec, limiters: LocalLimiters | None, workspace: Path
+) -> Iterator[None]:
+    """Give each task the recipes of its model clients for the `with` block, so every run makes its
+    own: in this process they share `limiters`, for workers the executor serves those. Each run
+    is served from the workspace's cache as it stood before the first run and from its own calls,
+    wherever it runs (llm/cache.py). Offline, or with a client made otherwise, nothing changes."""
+    if llm is None or why_in_process(llm, tasks[0].judge if tasks else None):
+        yield
+        return
+    limiters = limiters if limiters is not None else LocalLimiters()
+    ticket: contextlib.AbstractContextManager[LimiterTicket]
+    if spec.in_process:
+        ticket, upto = contextlib.nullcontext(limiters), high_water(workspace)
+    else:  # a worker's cache starts empty in its scratch workspace: all it finds there is its own
+        ticket, upto = shared_limiters(spec, limiters), None
+    with ticket as shared:
+        for task in tasks:
+            task.judge, judge_recipe = portable_judge(task.judge)
+            task.llm = llm.recipe.sharing(shared, upto)
+            task.judge_llm = judge_recipe.sharing(shared, upto) if judge_recipe is not None else None
+        yield
+
+
+def portable_judge(judge: Judge | None) -> tuple[Judge | None, ClientRecipe | None]:
+    """`judge` without its model client (which does not pickle) and the recipe to make it again;
+    a ValueError when the client has no recipe (it was not made by `make_client`)."""
+    client = getattr(judge, "client", None)
+    if client is None:
+        return judge, None
+    recipe = getattr(client, "recipe", None)
+    if recipe is None:
+        raise ValueError(f"the judge's client {client!r} cannot be made again in a worker")
+    detached = copy.copy(judge)
+    detached.client = None  # type: ignore[union-attr]
+    return detached, recipe
 
 
 def derived_run_id(
@@ -45,8 +113,26 @@ def derived_run_id(
 def record_run(task: RunTask) -> tuple[RunResult, RunRecord]:
     """Run one task in a scratch workspace (a worker's); return its result and the recorded run."""
     with scratch_workspace() as scratch:
-        system = system_class(task.system)(task.config, llm=None)
-        result = run_conversation(
-            system, task.conversation, scratch, judge=task.judge, dataset=task.dataset, run_id=task.run_id
-        )
+        with task_clients(task, scratch) as (llm, judge):
+            system = system_class(task.system)(task.config, llm=llm)
+            result = run_conversation(
+                system, task.conversation, scratch, judge=judge, dataset=task.dataset, run_id=task.run_id
+            )
         return result, pack_run(scratch, result.run_id)
+
+
+@contextlib.contextmanager
+def task_clients(
+    task: RunTask, workspace: Path, llm: Any = None
+) -> Iterator[tuple[LLMClient | None, Judge | None]]:
+    """The task's model clients made from their recipes, caching into `workspace` (closed
+    afterwards), and its judge; a task without recipes runs with `llm` and its judge as they are."""
+    with contextlib.ExitStack() as stack:
+        if task.llm is not None:
+            llm = stack.enter_context(task.llm.build(workspace))
+        judge = task.judge
+        if task.judge_llm is not None:  # the system's client when the judge asked the same one
+            same = task.judge_llm == task.llm and llm is not None
+            judge = copy.copy(judge)
+            judge.client = llm if same else stack.enter_context(task.judge_llm.build(workspace))  # type: ignore[union-attr]
+        yield llm, judge
