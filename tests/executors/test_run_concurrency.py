@@ -1,5 +1,6 @@
 """`memtrace run --llm openai --workers N --concurrency K`: K calls in flight for all workers together,
-a 429 seen by one worker holds back the others, and the store is the one `--workers 1` makes.
+a 429 seen by one worker holds back the others, and the store is the one a single worker making one
+call at a time makes (`--workers 1 --concurrency 1`), fetching the questions' replies ahead or not.
 
 The model is a scripted OpenAI-compatible server (tests/llm/llmhelpers.py, a test double) answering
 every prompt of the four systems from the request's own words (scripted_replies.py), so any two
@@ -41,10 +42,20 @@ def slow_reply(body: dict[str, Any]) -> Reply:
 
 @pytest.fixture(scope="module")
 def one_worker(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The store of one worker making one model call at a time."""
     path = tmp_path_factory.mktemp("model-w1") / "ws"
     with ScriptedOpenAIServer(default=slow_reply) as server:
-        run_model(path, server, "--workers", "1")
+        run_model(path, server, "--workers", "1", "--concurrency", "1")
+    assert server.max_in_flight == 1
     return path
+
+
+def test_eight_workers_against_a_slow_model_give_the_store_of_one(one_worker: Path, tmp_path: Path) -> None:
+    """benchmarks/model_bound.py made small: no time is asserted, only that nothing changed."""
+    with ScriptedOpenAIServer(default=slow_reply) as server:
+        run_model(tmp_path / "ws", server, "--workers", "8", "--concurrency", "8")
+    assert 1 < server.max_in_flight <= 8
+    assert store_rows(tmp_path / "ws") == store_rows(one_worker)
 
 
 def test_concurrency_bounds_the_calls_of_all_workers_together(one_worker: Path, tmp_path: Path) -> None:

@@ -212,6 +212,7 @@ def _run_here(task: Any, workspace: Path, llm: Any, progress: Any, overall: Any)
             dataset=task.dataset,
             progress=advance,
             run_id=task.run_id,
+            ahead=task.ahead,
         )
     progress.remove_task(bar)
     progress.advance(overall)

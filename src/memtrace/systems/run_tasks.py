@@ -44,6 +44,8 @@ class RunTask:
     #: The system's model client (None: offline).
     llm: ClientRecipe | None = None
     judge_llm: ClientRecipe | None = None
+    #: Question-stage model calls fetched this many at a time (systems/ahead.py).
+    ahead: int = 1
 
 
 def why_in_process(llm: Any, judge: Judge | None) -> str | None:
@@ -65,9 +67,10 @@ def model_recipes(
     tasks: list[RunTask], llm: Any, spec: ExecutorSpec, limiters: LocalLimiters | None, workspace: Path
 ) -> Iterator[None]:
     """Give each task the recipes of its model clients for the `with` block, so every run makes its
-    own: in this process they share `limiters`, for workers the executor serves those. Each run
-    is served from the workspace's cache as it stood before the first run and from its own calls,
-    wherever it runs (llm/cache.py). Offline, or with a client made otherwise, nothing changes."""
+    own: in this process they share `limiters`, for workers the executor serves those, and each run
+    fetches its questions' replies as many at a time as they allow. Each run is served from the
+    workspace's cache as it stood before the first run and from its own calls, wherever it runs
+    (llm/cache.py). Offline, or with a client made otherwise, nothing changes."""
     if llm is None or why_in_process(llm, tasks[0].judge if tasks else None):
         yield
         return
@@ -82,6 +85,7 @@ def model_recipes(
             task.judge, judge_recipe = portable_judge(task.judge)
             task.llm = llm.recipe.sharing(shared, upto)
             task.judge_llm = judge_recipe.sharing(shared, upto) if judge_recipe is not None else None
+            task.ahead = limiters.capacity
         yield
 
 
@@ -116,7 +120,13 @@ def record_run(task: RunTask) -> tuple[RunResult, RunRecord]:
         with task_clients(task, scratch) as (llm, judge):
             system = system_class(task.system)(task.config, llm=llm)
             result = run_conversation(
-                system, task.conversation, scratch, judge=judge, dataset=task.dataset, run_id=task.run_id
+                system,
+                task.conversation,
+                scratch,
+                judge=judge,
+                dataset=task.dataset,
+                run_id=task.run_id,
+                ahead=task.ahead,
             )
         return result, pack_run(scratch, result.run_id)
 
