@@ -75,6 +75,8 @@ class SlotLimiter:
         self._leases: dict[int, float] = {}  # lease -> when it lapses
         self._ids = itertools.count(1)
         self._not_before = 0.0
+        #: Slots handed out so far (every call that went to the endpoint took one).
+        self.granted = 0
 
     def acquire(self, hold: float) -> int:
         with self._changed:
@@ -85,6 +87,7 @@ class SlotLimiter:
                 if wait <= 0 and len(self._leases) < self.capacity:
                     lease = next(self._ids)
                     self._leases[lease] = now + hold
+                    self.granted += 1
                     return lease
                 lapse = min(self._leases.values(), default=now) - now
                 timeouts = [t for t in (wait, lapse) if t > 0]
