@@ -9,6 +9,7 @@ runs of the same request get the same reply wherever they run.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import threading
 import time
@@ -96,3 +97,18 @@ def test_a_429_seen_by_one_worker_holds_back_the_others(one_worker: Path, tmp_pa
     # second the server asked for; every later call of every worker waits it out.
     assert len(replies.early) <= 1, replies.early
     assert store_rows(tmp_path / "ws") == store_rows(one_worker)
+
+
+def test_workers_are_served_from_the_cache_of_an_earlier_command(tmp_path: Path) -> None:
+    """A second `memtrace run` into the same workspace: every call was cached by the first one, and
+    a worker (whose own cache starts empty) is served from the driver's, as a run here would be."""
+    stores = {}
+    with ScriptedOpenAIServer(default=slow_reply) as server:  # one endpoint: the cache key holds it
+        run_model(tmp_path / "first", server, "--workers", "1")
+        made = len(server.chat_requests)
+        for name, workers in (("here", "1"), ("workers", "4")):
+            shutil.copytree(tmp_path / "first", tmp_path / name)
+            run_model(tmp_path / name, server, "--workers", workers, "--concurrency", "2")
+            stores[name] = store_rows(tmp_path / name)
+    assert len(server.chat_requests) == made  # not one call of the second commands reached the model
+    assert stores["workers"] == stores["here"] != store_rows(tmp_path / "first")

@@ -2,8 +2,10 @@
 
 In this process the limiters are used as they are (`--workers 1`). For a local pool the driver serves
 them on loopback (`LimiterServer`): a task carries the address and a secret (`SocketTicket`), no file
-is shared, and a worker that dies gives its slots back when its connection closes. On Ray a named
-actor holds them (ray_limits.py). Nothing is started for work that makes no model calls.
+is shared, and a worker that dies gives its slots back when its connection closes. The same server
+answers lookups in the driver's model cache (as it stood before the command), so a worker's run is
+served what it would be in the driver's process. On Ray a named actor holds the limiters
+(ray_limits.py); Ray workers see no earlier cache entries. Nothing is started offline.
 """
 
 from __future__ import annotations
@@ -15,18 +17,25 @@ import secrets
 import socket
 import socketserver
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import LLMError
+from ..llm.cache import CacheEntry
 from ..llm.limiter import LimiterTicket, LocalLimiters
 from .spec import ExecutorSpec
 
+#: A lookup in the driver's model cache: the entry for a request key, or None.
+Lookup = Callable[[str], CacheEntry | None]
+
 
 @contextlib.contextmanager
-def shared_limiters(spec: ExecutorSpec, limiters: LocalLimiters) -> Iterator[LimiterTicket]:
-    """A ticket to `limiters` for the tasks `spec` runs, valid inside the `with` block."""
+def shared_limiters(
+    spec: ExecutorSpec, limiters: LocalLimiters, lookup: Lookup | None = None
+) -> Iterator[LimiterTicket]:
+    """A ticket to `limiters` (and to `lookup`, for a local pool) for the tasks `spec` runs, valid
+    inside the `with` block."""
     if spec.in_process:
         yield limiters
         return
@@ -36,7 +45,7 @@ def shared_limiters(spec: ExecutorSpec, limiters: LocalLimiters) -> Iterator[Lim
         with ray_limiters(spec, limiters.capacity) as ticket:
             yield ticket
         return
-    server = LimiterServer(limiters)
+    server = LimiterServer(limiters, lookup)
     try:
         yield server.ticket
     finally:
@@ -56,12 +65,14 @@ class SocketTicket:
 
 
 class LimiterServer:
-    """`limiters` served on 127.0.0.1 (a random port), one thread per worker connection."""
+    """`limiters` (and `lookup`) served on 127.0.0.1 (a random port), one thread per worker connection."""
 
-    def __init__(self, limiters: LocalLimiters, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, limiters: LocalLimiters, lookup: Lookup | None = None, host: str = "127.0.0.1"
+    ) -> None:
         self.limiters = limiters
         token = secrets.token_hex(16)
-        self._server = _Server((host, 0), _handler(limiters, token))
+        self._server = _Server((host, 0), _handler(limiters, lookup, token))
         address = self._server.server_address
         self.ticket = SocketTicket(str(address[0]), int(address[1]), token)
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
@@ -79,7 +90,9 @@ class _Server(socketserver.ThreadingTCPServer):
     block_on_close = False
 
 
-def _handler(limiters: LocalLimiters, token: str) -> type[socketserver.StreamRequestHandler]:
+def _handler(
+    limiters: LocalLimiters, lookup: Lookup | None, token: str
+) -> type[socketserver.StreamRequestHandler]:
     class Handler(socketserver.StreamRequestHandler):
         """One worker thread's connection: its requests in order; its slots back when it closes."""
 
@@ -89,7 +102,7 @@ def _handler(limiters: LocalLimiters, token: str) -> type[socketserver.StreamReq
             held: list[tuple[str, int]] = []
             try:
                 for line in self.rfile:
-                    reply = _serve(limiters, json.loads(line), held)
+                    reply = _serve(limiters, lookup, json.loads(line), held)
                     self.wfile.write(json.dumps(reply).encode() + b"\n")
             except (OSError, ValueError):
                 pass  # a worker that died mid-request: its slots go back below
@@ -100,11 +113,16 @@ def _handler(limiters: LocalLimiters, token: str) -> type[socketserver.StreamReq
     return Handler
 
 
-def _serve(limiters: LocalLimiters, request: dict[str, Any], held: list[tuple[str, int]]) -> dict[str, Any]:
-    """One request of a worker: acquire (blocks until granted), release or back_off."""
+def _serve(
+    limiters: LocalLimiters, lookup: Lookup | None, request: dict[str, Any], held: list[tuple[str, int]]
+) -> dict[str, Any]:
+    """One request of a worker: acquire (blocks until granted), release, back_off or lookup."""
+    kind = request["op"]
+    if kind == "lookup":
+        entry = lookup(str(request["key"])) if lookup is not None else None
+        return {"entry": None if entry is None else {"response": entry.response, "usage": entry.usage}}
     endpoint = str(request["endpoint"])
     limiter = limiters.limiter(endpoint)
-    kind = request["op"]
     if kind == "acquire":
         lease = limiter.acquire(float(request["hold"]))
         held.append((endpoint, lease))
@@ -132,6 +150,11 @@ class SocketLimiters:
 
     def limiter(self, endpoint: str) -> _SocketLimiter:
         return _SocketLimiter(self, endpoint.rstrip("/"))
+
+    def lookup(self, key: str) -> CacheEntry | None:
+        """The driver's cache entry for a request key (from before the command), or None."""
+        entry = self.ask({"op": "lookup", "key": key})["entry"]
+        return None if entry is None else CacheEntry(entry["response"], entry["usage"])
 
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:
         """Send one request on this thread's connection and wait for its answer."""

@@ -10,7 +10,9 @@ a miss is a `CacheMissError` naming the request), `off` (no file, every call goe
 
 A cache opened `upto` a mark (`high_water` taken when a command began) serves only the entries from
 before that mark and its own: the runs of one command never answer each other's calls, so whether a
-call was served from the cache does not depend on which runs happened to go first, or where.
+call was served from the cache does not depend on which runs happened to go first, or where. A
+worker's cache (in its scratch workspace) asks a `fallback` on a miss: the driver's cache up to the
+mark, so a worker is served what a run in the driver's process would be.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -66,10 +69,16 @@ class LLMCache:
     """The SQLite cache file of one workspace; safe to share between threads and processes (WAL)."""
 
     def __init__(
-        self, workspace: str | Path, mode: CacheMode = "read-write", *, upto: int | None = None
+        self,
+        workspace: str | Path,
+        mode: CacheMode = "read-write",
+        *,
+        upto: int | None = None,
+        fallback: Callable[[str], CacheEntry | None] | None = None,
     ) -> None:
         self.mode = check_mode(mode)
         self.upto = upto
+        self.fallback = fallback
         self._own: set[str] = set()
         self.path = Path(workspace) / CACHE_FILENAME
         if self.mode == "read-only" and not self.path.exists():
@@ -94,6 +103,8 @@ class LLMCache:
                 row = None  # another run of this command made it: not ours to replay
         if row is not None:
             return CacheEntry(json.loads(row[0]), json.loads(row[1] or "{}"))
+        if self.fallback is not None and (entry := self.fallback(key)) is not None:
+            return entry
         if self.mode == "read-only":
             raise CacheMissError(
                 f"LLM cache miss in read-only (replay) mode: no recorded reply for {label} request "

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import LLMError
-from .cache import CACHE_MODES, LLMCache, check_mode
+from .cache import CACHE_MODES, CacheEntry, LLMCache, check_mode
 from .client import DEFAULT_EMBED_MODEL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, LLMClient
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def make_client(
     notify: Notice | bool | None = True,
     limiters: Limiters | None = None,
     cache_upto: int | None = None,
+    cache_fallback: Callable[[str], CacheEntry | None] | None = None,
 ) -> LLMClient:
     """A client for `backend`; responses are cached in `<workspace>/llm-cache.db` when a workspace is given.
 
@@ -65,7 +67,8 @@ def make_client(
     bounds every chat reply; `notify` gets a line per retry (True: stderr, None/False: silent);
     `limiters` bounds the calls in flight per endpoint together with other clients (default: this
     client's own limit of `max_concurrency`); `cache_upto` hides the cache entries past that mark but
-    this client's own (llm/cache.py). The client's `recipe` makes the same client elsewhere.
+    this client's own and `cache_fallback` answers a miss (llm/cache.py). The client's `recipe` makes
+    the same client elsewhere.
     """
     env = os.environ
     backend = backend or env.get("MEMTRACE_LLM_BACKEND") or "openai"
@@ -93,7 +96,9 @@ def make_client(
     )
     try:
         store = (
-            LLMCache(workspace, mode, upto=cache_upto) if workspace is not None and mode != "off" else None
+            LLMCache(workspace, mode, upto=cache_upto, fallback=cache_fallback)
+            if workspace is not None and mode != "off"
+            else None
         )
         client = LLMClient(
             transport,
@@ -158,7 +163,8 @@ class ClientRecipe:
         return dataclasses.replace(self, limiters=ticket, cache_upto=cache_upto)
 
     def build(self, workspace: str | Path | None) -> LLMClient:
-        """The client, caching into `workspace` (a task's scratch workspace, shipped back)."""
+        """The client, caching into `workspace` (a task's scratch workspace, shipped back); a ticket
+        that also reaches the driver's cache (`lookup`) answers what the scratch cache misses."""
         limiters = self.limiters.connect() if self.limiters is not None else None
         try:
             return make_client(
@@ -179,6 +185,7 @@ class ClientRecipe:
                 notify=self.notify,
                 limiters=limiters,
                 cache_upto=self.cache_upto,
+                cache_fallback=getattr(limiters, "lookup", None),
             )
         except BaseException:
             if limiters is not None:

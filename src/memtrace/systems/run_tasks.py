@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import hashlib
 import json
 from collections.abc import Collection, Iterator
@@ -23,9 +24,9 @@ from ..eval import Judge
 from ..executors import ExecutorSpec, RunRecord, pack_run, scratch_workspace
 from ..executors.shared_limits import shared_limiters
 from ..llm import LLMClient
-from ..llm.cache import high_water
+from ..llm.cache import LLMCache, high_water
 from ..llm.config import ClientRecipe
-from ..llm.limiter import LimiterTicket, LocalLimiters
+from ..llm.limiter import LocalLimiters
 from .registry import system_class
 from .runner import RunResult, run_conversation
 
@@ -75,12 +76,17 @@ def model_recipes(
         yield
         return
     limiters = limiters if limiters is not None else LocalLimiters()
-    ticket: contextlib.AbstractContextManager[LimiterTicket]
-    if spec.in_process:
-        ticket, upto = contextlib.nullcontext(limiters), high_water(workspace)
-    else:  # a worker's cache starts empty in its scratch workspace: all it finds there is its own
-        ticket, upto = shared_limiters(spec, limiters), None
-    with ticket as shared:
+    mark = high_water(workspace)
+    with contextlib.ExitStack() as stack:
+        if spec.in_process:
+            shared, upto = limiters, mark
+        else:  # a worker caches into its scratch workspace and asks the driver for what came before
+            earlier = None
+            if mark and llm.recipe.cache != "off":
+                reader = LLMCache(workspace, "read-write", upto=mark)
+                stack.callback(reader.close)
+                earlier = functools.partial(reader.lookup, request={}, label="")
+            shared, upto = stack.enter_context(shared_limiters(spec, limiters, earlier)), None
         for task in tasks:
             task.judge, judge_recipe = portable_judge(task.judge)
             task.llm = llm.recipe.sharing(shared, upto)
