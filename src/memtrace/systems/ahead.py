@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -38,15 +39,24 @@ def answers_ahead(
     except Exception as exc:  # a live handle in the state: no copies, the questions go one by one
         _log.debug("memtrace: %s answers without fetching ahead: %s", system.name, exc)
         return None
-    replies = Replies()
+    replies, stop = Replies(), threading.Event()
     shares = [list(questions[start::threads]) for start in range(min(threads, len(questions)))]
-    with ThreadPoolExecutor(len(shares), thread_name_prefix="memtrace-ahead") as pool:
-        list(pool.map(lambda share: _answer_share(system, state, share, judge, replies), shares))
+    pool = ThreadPoolExecutor(len(shares), thread_name_prefix="memtrace-ahead")
+    try:
+        list(pool.map(lambda share: _answer_share(system, state, share, judge, replies, stop), shares))
+    finally:  # Ctrl-C: each thread stops after the call it is making
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
     return replies
 
 
 def _answer_share(
-    system: MemorySystem, state: bytes, questions: list[Question], judge: Judge, replies: Replies
+    system: MemorySystem,
+    state: bytes,
+    questions: list[Question],
+    judge: Judge,
+    replies: Replies,
+    stop: threading.Event,
 ) -> None:
     """Answer and judge `questions` on a copy of `system`, recording nothing, keeping the replies."""
     copy = object.__new__(type(system))
@@ -55,6 +65,8 @@ def _answer_share(
     asks = getattr(judge, "client", None) is not None
     with trace.muted(), fetching_into(replies):
         for question in questions:
+            if stop.is_set():
+                return
             try:
                 answer = copy.answer(question)
                 if asks:
