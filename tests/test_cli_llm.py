@@ -163,3 +163,32 @@ def test_verify_passes_the_limits_to_the_replays_model(
     assert code == 0, err
     replayed = server.chat_requests
     assert replayed and {r.body["max_tokens"] for r in replayed} == {55}
+
+
+def test_every_command_that_calls_a_model_takes_concurrency() -> None:
+    import typer.main
+
+    from memtrace.cli.app import app
+    from memtrace.cli.llm_options import DEFAULT_CONCURRENCY
+    from memtrace.llm import limiter
+
+    def commands(group: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+        if hasattr(group, "commands"):
+            for name, sub in group.commands.items():
+                yield from commands(sub, f"{path} {name}".strip())
+        else:
+            yield path, group
+
+    with_model = {
+        path: {p.name for p in command.params}
+        for path, command in commands(typer.main.get_command(app))
+        if any(p.name == "llm" for p in command.params)
+    }
+    assert {"run", "attribute", "verify", "optimize", "report", "bench memtracebench"} <= set(with_model)
+    assert all("concurrency" in names for names in with_model.values()), with_model
+    assert DEFAULT_CONCURRENCY == limiter.DEFAULT_CONCURRENCY  # the CLI's copy, kept to start fast
+
+
+def test_concurrency_below_one_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli_in_process(capsys, "run", "-w", str(tmp_path / "ws"), "--concurrency", "0")
+    assert code != 0 and "--concurrency 0: give 1 or more" in err

@@ -288,3 +288,25 @@ def test_cases_record_prediction_and_verdict(workspace: Path, small_run: str, op
     (case,) = open_ws(workspace).cases(small_run)
     assert case.gold == ["Boston"] and case.prediction == "Paris" and case.failed
     assert case.evidence == ["D1:1"] and case.prediction_var == "prediction@1"
+
+
+def test_a_muted_thread_records_nothing_while_the_run_goes_on(
+    workspace: Path, open_ws: OpenWorkspace
+) -> None:
+    from memtrace.trace import current_run, muted
+
+    seen: list[object] = []
+
+    def aside() -> None:  # a thread of its own: without muting it would fall back to the open run
+        with muted():
+            seen.append(current_run())
+            with mt.op("aside", category="query") as op:
+                op.output("ignored", "x")
+
+    with mt.run(workspace, name="r") as run, mt.op("kept", category="query") as op:
+        thread = threading.Thread(target=aside)
+        thread.start()
+        thread.join()
+        op.output("seen", "y")
+    graph = open_ws(workspace).graph(run.id)
+    assert [o.name for o in graph.ops_by_category("query")] == ["kept"] and seen == [None]

@@ -134,3 +134,28 @@ def test_embeddings_are_cached_per_text(server: ScriptedOpenAIServer, workspace:
     assert [r.body["input"] for r in server.embed_requests] == [["alpha", "beta"], ["gamma"]]
     client.embed(["gamma"])
     assert len(server.embed_requests) == 2
+
+
+def test_a_cache_up_to_a_mark_serves_the_entries_before_it_and_its_own(tmp_path: Path) -> None:
+    from memtrace.llm.cache import LLMCache, high_water
+
+    def save(cache: LLMCache, key: str) -> None:
+        cache.save(key, "chat", {"model": "m"}, {"text": key}, {})
+
+    assert high_water(tmp_path) == 0
+    earlier = LLMCache(tmp_path)
+    save(earlier, "before")
+    earlier.close()
+    mark = high_water(tmp_path)
+    first, second = LLMCache(tmp_path, upto=mark), LLMCache(tmp_path, upto=mark)
+    try:
+        save(first, "shared-request")
+        assert first.lookup("shared-request", {}, "x") is not None  # its own call
+        assert second.lookup("shared-request", {}, "x") is None  # another run's: asked again
+        assert second.lookup("before", {}, "x") is not None  # recorded before the command
+        save(second, "shared-request")
+        assert second.lookup("shared-request", {}, "x") is not None
+    finally:
+        first.close()
+        second.close()
+    assert high_water(tmp_path) > mark

@@ -28,6 +28,7 @@ from memtrace.attribution.methods.flow import FlowMethod
 from memtrace.attribution.verify.counterfactual import verify
 from memtrace.datasets import Conversation, Question, Session, Turn
 from memtrace.eval import make_judge
+from memtrace.llm.limiter import LocalLimiters
 from memtrace.systems import RunResult, run_conversation
 from memtrace.systems.mem0ai_system import Mem0AIConfig, Mem0AISystem
 from memtrace.vocabulary import Verdict
@@ -82,11 +83,14 @@ def planted_faults() -> Mem0Script:
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, RunResult]]:
     workspace = tmp_path_factory.mktemp("mem0ai") / "ws"
+    limiters = LocalLimiters(1)
     with Mem0Server(planted_faults()) as server:
-        client = scripted_client(server, workspace)
+        client = scripted_client(server, workspace, limiters=limiters)
         system = Mem0AISystem(Mem0AIConfig(embedding_dims=DIMS, search_threshold=0.0), llm=client)
         result = run_conversation(system, conversation(), workspace, judge=make_judge("strict"))
         system.close()
+    # mem0 calls the server through OpenAI clients of its own: every call still took a slot
+    assert limiters.limiter(server.url).granted == server.request_count and server.max_in_flight == 1
     yield workspace, result
 
 

@@ -15,6 +15,8 @@ import typer
 from .. import __version__
 from . import consoles, failures
 from .common import (
+    DEFAULT_CONCURRENCY,
+    ConcurrencyOption,
     JsonOption,
     JudgeBaseUrlOption,
     JudgeModelOption,
@@ -93,6 +95,7 @@ def run(
     timeout: TimeoutOption = None,
     retries: RetriesOption = None,
     max_tokens: MaxTokensOption = None,
+    concurrency: ConcurrencyOption = DEFAULT_CONCURRENCY,
     judge: JudgeOption = None,
     judge_model: JudgeModelOption = None,
     judge_base_url: JudgeBaseUrlOption = None,
@@ -107,7 +110,7 @@ def run(
 
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     system_names(system)  # an unknown system fails before any client is made
-    limits = LLMLimits(timeout, retries, max_tokens)
+    limits = LLMLimits(timeout, retries, max_tokens, concurrency)
     with closing_client(llm_client(llm, model, base_url, workspace, limits)) as client:
         payload = run_command(
             workspace,

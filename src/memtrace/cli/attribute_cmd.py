@@ -16,7 +16,16 @@ from ..graph import Workspace
 from ..vocabulary import ErrorType
 from .consoles import JsonOption, console, styled, write_json
 from .executor_options import ExecutorOption, RayAddressOption, WorkersOption, executor_spec
-from .llm_options import LLMLimits, MaxTokensOption, RetriesOption, TimeoutOption, closing_client, llm_client
+from .llm_options import (
+    DEFAULT_CONCURRENCY,
+    ConcurrencyOption,
+    LLMLimits,
+    MaxTokensOption,
+    RetriesOption,
+    TimeoutOption,
+    closing_client,
+    llm_client,
+)
 from .otel_cmd import content_notes
 from .progress import progress_bar
 from .render import short, suspects_table
@@ -41,6 +50,7 @@ def attribute(
     timeout: TimeoutOption = None,
     retries: RetriesOption = None,
     max_tokens: MaxTokensOption = None,
+    concurrency: ConcurrencyOption = DEFAULT_CONCURRENCY,
     refresh: Annotated[bool, typer.Option(help="Recompute instead of reusing stored attributions.")] = False,
     scorer: Annotated[
         str, typer.Option(help="flow's support scorer: overlap, embedding or llm.")
@@ -60,7 +70,7 @@ def attribute(
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     with Workspace(workspace) as ws:
         run_id = ws.run(run).id if run else None
-        limits = LLMLimits(timeout, retries, max_tokens)
+        limits = LLMLimits(timeout, retries, max_tokens, concurrency)
         with (
             closing_client(llm_client(llm, model, base_url, workspace, limits)) as client,
             progress_bar(console) as progress,

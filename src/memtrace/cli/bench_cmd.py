@@ -21,7 +21,7 @@ from ..errors import MemtraceError
 from ..vocabulary import MEMORY_ERROR_TYPES, ErrorType
 from .consoles import JsonOption, console, write_json
 from .executor_options import ExecutorOption, RayAddressOption, WorkersOption, executor_spec
-from .llm_options import closing_client, llm_client
+from .llm_options import DEFAULT_CONCURRENCY, ConcurrencyOption, LLMLimits, closing_client, llm_client
 from .progress import progress_bar, rich_progress
 from .workspace_arg import CommandLineError, WorkspaceAlias, resolve_workspace
 
@@ -48,6 +48,7 @@ def bench_memtracebench(
     llm: Annotated[str, typer.Option(help="offline, or openai for the LLM methods.")] = "offline",
     model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
     base_url: Annotated[str | None, typer.Option(help="Endpoint for --llm openai.")] = None,
+    concurrency: ConcurrencyOption = DEFAULT_CONCURRENCY,
     scorer: Annotated[
         str, typer.Option(help="flow's support scorer: overlap, embedding or llm.")
     ] = "overlap",
@@ -71,7 +72,8 @@ def bench_memtracebench(
     workspace = workspace_arg  # optional here: without one the graphs go to a temporary folder
     if workspace_alias is not None:
         workspace = resolve_workspace(str(workspace_arg) if workspace_arg else None, workspace_alias)
-    client = llm_client(llm, model, base_url, workspace or Path(".")) if llm != "offline" else None
+    limits = LLMLimits(concurrency=concurrency)
+    client = llm_client(llm, model, base_url, workspace or Path("."), limits) if llm != "offline" else None
     with closing_client(client), rich_progress(console) as progress:
         result = evaluate_memtracebench(
             directory,

@@ -12,6 +12,8 @@ from rich.progress import Progress
 
 from .consoles import JsonOption, console, errors, write_json
 from .llm_options import (
+    DEFAULT_CONCURRENCY,
+    ConcurrencyOption,
     JudgeBaseUrlOption,
     JudgeModelOption,
     JudgeOption,
@@ -24,6 +26,8 @@ from .llm_options import (
 from .progress import progress_bar
 
 __all__ = [
+    "DEFAULT_CONCURRENCY",
+    "ConcurrencyOption",
     "JsonOption",
     "JudgeBaseUrlOption",
     "JudgeModelOption",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -20,6 +20,7 @@ from .consoles import styled
 if TYPE_CHECKING:
     from ..datasets import Conversation
     from ..eval import Judge, JudgeCheck
+    from ..llm.limiter import LocalLimiters
 
 JUDGE_KINDS: tuple[str, ...] = ("strict", "f1", "llm")
 
@@ -34,6 +35,15 @@ RetriesOption = Annotated[
 MaxTokensOption = Annotated[
     int | None,
     typer.Option(help="Output tokens per model call (or MEMTRACE_LLM_MAX_TOKENS; default 1024)."),
+]
+#: The default of --concurrency (llm/limiter.py's DEFAULT_CONCURRENCY; not imported: the CLI starts fast).
+DEFAULT_CONCURRENCY = 4
+ConcurrencyOption = Annotated[
+    int,
+    typer.Option(
+        help="Model calls in flight to one endpoint, counted over all workers together; a 429 or a"
+        " Retry-After makes every worker wait."
+    ),
 ]
 JudgeOption = Annotated[
     str | None,
@@ -50,11 +60,27 @@ JudgeBaseUrlOption = Annotated[
 
 @dataclass(frozen=True, slots=True)
 class LLMLimits:
-    """Per-call limits from the command line; None leaves the environment or the default."""
+    """Per-call limits from the command line; None leaves the environment or the default. Every
+    client made with one `LLMLimits` shares its limiters: `concurrency` calls in flight per endpoint."""
 
     timeout: float | None = None
     retries: int | None = None
     max_tokens: int | None = None
+    concurrency: int = DEFAULT_CONCURRENCY
+    _shared: list[LocalLimiters] = field(default_factory=list, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise MemtraceError(f"--concurrency {self.concurrency}: give 1 or more")
+
+    @property
+    def limiters(self) -> LocalLimiters:
+        """The command's limiters, made on first use (an offline command never makes them)."""
+        if not self._shared:
+            from ..llm.limiter import LocalLimiters
+
+            self._shared.append(LocalLimiters(self.concurrency))
+        return self._shared[0]
 
 
 def llm_client(
@@ -76,6 +102,7 @@ def llm_client(
         timeout=limits.timeout,
         max_retries=limits.retries,
         max_tokens=limits.max_tokens,
+        limiters=limits.limiters,
     )
 
 

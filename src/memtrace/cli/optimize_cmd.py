@@ -16,6 +16,8 @@ from rich.text import Text
 from .consoles import styled
 from .executor_options import ExecutorOption, RayAddressOption, WorkersOption, executor_spec
 from .llm_options import (
+    DEFAULT_CONCURRENCY,
+    ConcurrencyOption,
     JudgeBaseUrlOption,
     JudgeModelOption,
     JudgeOption,
@@ -66,6 +68,7 @@ def optimize(
     timeout: TimeoutOption = None,
     retries: RetriesOption = None,
     max_tokens: MaxTokensOption = None,
+    concurrency: ConcurrencyOption = DEFAULT_CONCURRENCY,
     judge: JudgeOption = None,
     judge_model: JudgeModelOption = None,
     judge_base_url: JudgeBaseUrlOption = None,
@@ -85,7 +88,7 @@ def optimize(
     workspace = resolve_workspace(workspace_arg, workspace_alias)
     if system is None:
         raise CommandLineError(f"missing option --system ({', '.join(system_names())})")
-    limits = LLMLimits(timeout, retries, max_tokens)
+    limits = LLMLimits(timeout, retries, max_tokens, concurrency)
     with (
         closing_client(cli.llm_client(llm, model, base_url, workspace, limits)) as client,
         choose_judge(

@@ -15,7 +15,7 @@ from rich.table import Table
 from ..errors import MemtraceError
 from ..graph import Workspace
 from .consoles import styled
-from .llm_options import LLMLimits, RetriesOption, TimeoutOption
+from .llm_options import DEFAULT_CONCURRENCY, ConcurrencyOption, LLMLimits, RetriesOption, TimeoutOption
 from .render import suspects_table
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
@@ -42,6 +42,7 @@ def report(
     ] = None,
     timeout: TimeoutOption = None,
     retries: RetriesOption = None,
+    concurrency: ConcurrencyOption = DEFAULT_CONCURRENCY,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report JSON here.")] = None,
     workspace_alias: WorkspaceAlias = None,
 ) -> None:
@@ -80,7 +81,9 @@ def report(
 
         # one call: fail fast by default (2 retries, not 4), unless the flag or environment says otherwise
         limits = LLMLimits(
-            timeout, env_number("MEMTRACE_LLM_RETRIES", int, 2) if retries is None else retries
+            timeout,
+            env_number("MEMTRACE_LLM_RETRIES", int, 2) if retries is None else retries,
+            concurrency=concurrency,
         )
         _add_narrative(result, target, workspace, model, base_url, console, limits)
         paths = write_report(result, target)

@@ -16,6 +16,7 @@ from .run_figures import accuracy_table, headline_note
 
 if TYPE_CHECKING:
     from ..executors import ExecutorSpec
+    from ..llm.limiter import LocalLimiters
     from ..systems import RunResult
 
 # The datasets and the systems (numpy, bm25s) load when a command runs, not when the CLI starts.
@@ -68,6 +69,7 @@ def run_command(
             overrides=settings,
             judge=choice.judge,
             executor=executor,
+            limiters=limits.limiters if client is not None else None,
         )
         data = load_dataset(dataset, conversations=conversations, questions=questions)
         check = probe_judge(choice, data, console)
@@ -147,13 +149,15 @@ def run_systems(
     overrides: dict[str, Any] | None = None,
     judge: Any = None,
     executor: ExecutorSpec | None = None,
+    limiters: LocalLimiters | None = None,
 ) -> list[RunResult]:
     """One recorded run per conversation and system, with progress bars; run ids are derived from what
-    each run is, so the store is the same whichever executor recorded it."""
+    each run is, so the store is the same whichever executor recorded it. With a model, workers make
+    their own clients and share `limiters` (the driver's clients' own) through the executor."""
     from ..datasets import load_dataset
     from ..executors import ExecutorSpec
     from ..graph import Store
-    from ..systems.run_tasks import RunTask, derived_run_id
+    from ..systems.run_tasks import RunTask, derived_run_id, model_recipes, why_in_process
 
     spec = executor if executor is not None else ExecutorSpec(workers=1)
     configs = {name: configured(name, overrides or {}, systems) for name in systems}
@@ -164,9 +168,8 @@ def run_systems(
             f"running {len(data)}",
             highlight=False,
         )
-    if llm is not None and not spec.in_process:
-        if spec.workers is not None:
-            console.print("note: --llm openai runs in this process for now; --workers is ignored")
+    if llm is not None and not spec.in_process and (why := why_in_process(llm, judge)):
+        console.print(f"note: {why}: the runs go on in this process; --workers is ignored", highlight=False)
         spec = ExecutorSpec(workers=1)
     store = Store(workspace)
     try:
@@ -182,38 +185,45 @@ def run_systems(
             tasks.append(RunTask(name, config, conversation, dataset, run_id, judge))
     with progress_bar(console) as progress:
         overall = progress.add_task("runs", total=len(tasks))
-        if spec.runs_here(len(tasks)):
-            return [_run_here(task, workspace, llm, progress, overall) for task in tasks]
-        return _run_in_workers(tasks, workspace, spec, lambda: progress.advance(overall))
+        with model_recipes(tasks, llm, spec, limiters, workspace):
+            if spec.runs_here(len(tasks)):
+                return [_run_here(task, workspace, llm, progress, overall) for task in tasks]
+            return _run_in_workers(tasks, workspace, spec, lambda: progress.advance(overall), llm is not None)
 
 
 def _run_here(task: Any, workspace: Path, llm: Any, progress: Any, overall: Any) -> RunResult:
-    """Today's path: the run records straight into the workspace, with a bar of its own."""
+    """The run records straight into the workspace, with a bar of its own."""
     from ..systems import run_conversation
     from ..systems.registry import system_class
+    from ..systems.run_tasks import task_clients
 
     bar = progress.add_task(f"{task.system} · {task.conversation.id}", total=None)
 
     def advance(stage: str, done: int, total: int) -> None:
         progress.update(bar, completed=done, total=total)
 
-    system = system_class(task.system)(task.config, llm=llm)
-    result = run_conversation(
-        system,
-        task.conversation,
-        workspace,
-        judge=task.judge,
-        dataset=task.dataset,
-        progress=advance,
-        run_id=task.run_id,
-    )
+    with task_clients(task, workspace, llm) as (client, judge):
+        system = system_class(task.system)(task.config, llm=client)
+        result = run_conversation(
+            system,
+            task.conversation,
+            workspace,
+            judge=judge,
+            dataset=task.dataset,
+            progress=advance,
+            run_id=task.run_id,
+            ahead=task.ahead,
+        )
     progress.remove_task(bar)
     progress.advance(overall)
     return result
 
 
-def _run_in_workers(tasks: list[Any], workspace: Path, spec: ExecutorSpec, advance: Any) -> list[RunResult]:
-    """Each run records in a worker's scratch workspace; its journal is ingested here, in task order."""
+def _run_in_workers(
+    tasks: list[Any], workspace: Path, spec: ExecutorSpec, advance: Any, model: bool
+) -> list[RunResult]:
+    """Each run records in a worker's scratch workspace; its journal is ingested here, in task order.
+    With a model the workers start with the OpenAI SDK imported (a second or two each otherwise)."""
     from ..systems.run_tasks import record_runs
 
     results: list[RunResult] = []
@@ -222,7 +232,7 @@ def _run_in_workers(tasks: list[Any], workspace: Path, spec: ExecutorSpec, advan
         results.append(result)
         advance()
 
-    record_runs(tasks, workspace, spec, done)
+    record_runs(tasks, workspace, spec, done, preload=["memtrace.llm.openai_backend"] if model else [])
     return results
 
 

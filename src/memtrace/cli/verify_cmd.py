@@ -19,7 +19,16 @@ from ..graph import Workspace
 from ..vocabulary import NOT_VERIFIED, VERDICTS, ErrorType, Verdict
 from .consoles import JsonOption, console, styled, write_json
 from .executor_options import ExecutorOption, RayAddressOption, WorkersOption, executor_spec
-from .llm_options import LLMLimits, MaxTokensOption, RetriesOption, TimeoutOption, closing_client, llm_client
+from .llm_options import (
+    DEFAULT_CONCURRENCY,
+    ConcurrencyOption,
+    LLMLimits,
+    MaxTokensOption,
+    RetriesOption,
+    TimeoutOption,
+    closing_client,
+    llm_client,
+)
 from .progress import progress_bar
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
 
@@ -33,6 +42,7 @@ def verify(
     timeout: TimeoutOption = None,
     retries: RetriesOption = None,
     max_tokens: MaxTokensOption = None,
+    concurrency: ConcurrencyOption = DEFAULT_CONCURRENCY,
     oracle: Annotated[
         bool,
         typer.Option(
@@ -74,7 +84,7 @@ def verify(
             )
             write_json(json_out, {**summary_json([]), "verified_now": 0})
             return
-    limits = LLMLimits(timeout, retries, max_tokens)
+    limits = LLMLimits(timeout, retries, max_tokens, concurrency)
     if llm != "offline" and not spec.in_process:
         console.print("note: --llm openai verifies in this process for now; --workers is ignored")
     with (

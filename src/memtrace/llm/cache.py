@@ -7,6 +7,12 @@ the answers whose requests did not change and asks the model only for the rest.
 
 Modes: `read-write` (default: hits are served, misses are called and stored), `read-only` (replay:
 a miss is a `CacheMissError` naming the request), `off` (no file, every call goes to the model).
+
+A cache opened `upto` a mark (`high_water` taken when a command began) serves only the entries from
+before that mark and its own: the runs of one command never answer each other's calls, so whether a
+call was served from the cache does not depend on which runs happened to go first, or where. A
+worker's cache (in its scratch workspace) asks a `fallback` on a miss: the driver's cache up to the
+mark, so a worker is served what a run in the driver's process would be.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -61,8 +68,18 @@ def check_mode(mode: str) -> CacheMode:
 class LLMCache:
     """The SQLite cache file of one workspace; safe to share between threads and processes (WAL)."""
 
-    def __init__(self, workspace: str | Path, mode: CacheMode = "read-write") -> None:
+    def __init__(
+        self,
+        workspace: str | Path,
+        mode: CacheMode = "read-write",
+        *,
+        upto: int | None = None,
+        fallback: Callable[[str], CacheEntry | None] | None = None,
+    ) -> None:
         self.mode = check_mode(mode)
+        self.upto = upto
+        self.fallback = fallback
+        self._own: set[str] = set()
         self.path = Path(workspace) / CACHE_FILENAME
         if self.mode == "read-only" and not self.path.exists():
             raise CacheMissError(f"read-only LLM cache {self.path} does not exist: nothing was recorded")
@@ -79,9 +96,15 @@ class LLMCache:
     def lookup(self, key: str, request: dict[str, Any], label: str) -> CacheEntry | None:
         """The stored response for `key`; in read-only mode a miss raises an error naming the request."""
         with self._lock:
-            row = self._conn.execute("SELECT response, usage FROM llm_cache WHERE key = ?", (key,)).fetchone()
+            row = self._conn.execute(
+                "SELECT response, usage, rowid FROM llm_cache WHERE key = ?", (key,)
+            ).fetchone()
+            if row is not None and self.upto is not None and row[2] > self.upto and key not in self._own:
+                row = None  # another run of this command made it: not ours to replay
         if row is not None:
             return CacheEntry(json.loads(row[0]), json.loads(row[1] or "{}"))
+        if self.fallback is not None and (entry := self.fallback(key)) is not None:
+            return entry
         if self.mode == "read-only":
             raise CacheMissError(
                 f"LLM cache miss in read-only (replay) mode: no recorded reply for {label} request "
@@ -106,6 +129,7 @@ class LLMCache:
         )
         with self._lock:
             self._conn.execute("INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+            self._own.add(key)
 
     def __len__(self) -> int:
         with self._lock:
@@ -127,6 +151,20 @@ def describe_request(request: dict[str, Any], width: int = 80) -> str:
     text = " ".join(str(request.get("input", "")).split())
     text = text if len(text) <= width else text[: width - 1] + "…"
     return f"model {model}, input: {text!r}"
+
+
+def high_water(workspace: str | Path) -> int:
+    """The mark of a workspace's cache now (its highest row number; 0 when there is none yet)."""
+    path = Path(workspace) / CACHE_FILENAME
+    if not path.exists():
+        return 0
+    conn = sqlite3.connect(path)
+    try:
+        return int(conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM llm_cache").fetchone()[0])
+    except sqlite3.OperationalError:  # a file without the table yet
+        return 0
+    finally:
+        conn.close()
 
 
 def cache_rows(workspace: str | Path) -> list[tuple]:

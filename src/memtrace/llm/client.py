@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from ..errors import LLMError, LLMOutputError, LLMReplyCutError, ResponseFormatRejected
 from ..trace import op as trace_op
+from . import ahead
 from .base import Backend, ChatReply, Completion, Message
 from .cache import LLMCache, request_key
 from .structured import FORMAT_LEVELS, OutputSpec, output_spec, parse_reply
@@ -74,6 +75,9 @@ class LLMClient:
         self.max_tokens = max_tokens
         self._usage = Usage()
         self._lock = threading.Lock()
+        #: How to make this client again in another process: the `config.ClientRecipe` that
+        #: `make_client` sets (None for a client made otherwise).
+        self.recipe: Any = None
 
     @property
     def usage(self) -> Usage:
@@ -144,7 +148,8 @@ class LLMClient:
             completion, cached = self._complete(conversation, spec, temperature, max_tokens, name)
             delta = Usage(1, completion.input_tokens, completion.output_tokens, int(cached))
             total.add(delta)
-            self._count(delta)
+            if not ahead.fetching():  # the recorded pass counts it when it is served
+                self._count(delta)
             text = completion.text
             all_cached = total.cached_calls == total.calls
             if spec is None:
@@ -216,7 +221,7 @@ class LLMClient:
                 )
                 return completion, True
         completion = self._send(messages, spec, temperature, max_tokens)
-        if self.cache is not None:
+        if self.cache is not None and not ahead.fetching():
             self.cache.save(
                 key,
                 "chat",
@@ -235,8 +240,13 @@ class LLMClient:
     ) -> Completion:
         """Call the backend, stepping down json_schema -> json_object -> prompt-only when refused."""
         if spec is None:
-            return self.backend.complete(
-                self.model, messages, temperature=temperature, max_tokens=max_tokens, response_format=None
+            return ahead.complete(
+                self.backend,
+                self.model,
+                messages,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                response_format=None,
             )
         endpoint = self.backend.endpoint
         level = max(spec.first_level, _format_floors.get(endpoint, 0))
@@ -244,7 +254,8 @@ class LLMClient:
             note = spec.instruction(level)
             wire = _with_system_note(messages, note) if note else messages
             try:
-                completion = self.backend.complete(
+                completion = ahead.complete(
+                    self.backend,
                     self.model,
                     wire,
                     temperature=temperature,

@@ -8,15 +8,19 @@ chat call), `OPENAI_BASE_URL`, `OPENAI_API_KEY`. A local server without a key wo
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import LLMError
-from .cache import CACHE_MODES, LLMCache, check_mode
+from .cache import CACHE_MODES, CacheEntry, LLMCache, check_mode
 from .client import DEFAULT_EMBED_MODEL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, LLMClient
 
 if TYPE_CHECKING:
+    from .limiter import Limiters, LimiterTicket
     from .openai_backend import Notice
 
 BACKENDS: tuple[str, ...] = ("openai",)
@@ -52,12 +56,19 @@ def make_client(
     max_concurrency: int = 8,
     json_retries: int = 2,
     notify: Notice | bool | None = True,
+    limiters: Limiters | None = None,
+    cache_upto: int | None = None,
+    cache_fallback: Callable[[str], CacheEntry | None] | None = None,
 ) -> LLMClient:
     """A client for `backend`; responses are cached in `<workspace>/llm-cache.db` when a workspace is given.
 
     `timeout` is per HTTP attempt (seconds); `max_retries` counts retries after the first attempt on
     429/5xx/connection errors/unreadable replies (a timeout is retried once at most); `max_tokens`
-    bounds every chat reply; `notify` gets a line per retry (True: stderr, None/False: silent).
+    bounds every chat reply; `notify` gets a line per retry (True: stderr, None/False: silent);
+    `limiters` bounds the calls in flight per endpoint together with other clients (default: this
+    client's own limit of `max_concurrency`); `cache_upto` hides the cache entries past that mark but
+    this client's own and `cache_fallback` answers a miss (llm/cache.py). The client's `recipe` makes
+    the same client elsewhere.
     """
     env = os.environ
     backend = backend or env.get("MEMTRACE_LLM_BACKEND") or "openai"
@@ -81,10 +92,15 @@ def make_client(
         max_backoff=max_backoff,
         max_concurrency=max_concurrency,
         notify=print_notice if notify is True else notify or None,
+        limiters=limiters,
     )
     try:
-        store = LLMCache(workspace, mode) if workspace is not None and mode != "off" else None
-        return LLMClient(
+        store = (
+            LLMCache(workspace, mode, upto=cache_upto, fallback=cache_fallback)
+            if workspace is not None and mode != "off"
+            else None
+        )
+        client = LLMClient(
             transport,
             model=model or env.get("MEMTRACE_LLM_MODEL") or DEFAULT_MODEL,
             embed_model=embed_model or env.get("MEMTRACE_EMBED_MODEL") or DEFAULT_EMBED_MODEL,
@@ -97,3 +113,81 @@ def make_client(
     except BaseException:
         transport.close()
         raise
+    client.recipe = ClientRecipe(
+        backend=backend,
+        model=client.model,
+        embed_model=client.embed_model,
+        base_url=transport.endpoint,
+        api_key=api_key or env.get("OPENAI_API_KEY"),
+        timeout=transport.timeout,
+        max_retries=transport.max_retries,
+        max_tokens=client.max_tokens,
+        cache=mode,
+        backoff=backoff,
+        max_backoff=max_backoff,
+        max_concurrency=max_concurrency,
+        json_retries=json_retries,
+        notify=notify is True,
+    )
+    return client
+
+
+@dataclass(frozen=True, slots=True)
+class ClientRecipe:
+    """The settings `make_client` resolved (arguments, environment, defaults), so a worker process
+    or a Ray task makes the same client without the driver's environment or files."""
+
+    backend: str
+    model: str
+    embed_model: str
+    base_url: str
+    #: The key the driver used (a remote worker may not have it in its environment); never printed.
+    api_key: str | None = field(repr=False)
+    timeout: float
+    max_retries: int
+    max_tokens: int
+    cache: str
+    backoff: float
+    max_backoff: float
+    max_concurrency: int
+    json_retries: int
+    notify: bool
+    #: How to reach the limiters the driver shares (None: the client limits itself).
+    limiters: LimiterTicket | None = None
+    #: Cache entries past this mark are not served unless the client made them (llm/cache.py).
+    cache_upto: int | None = None
+
+    def sharing(self, ticket: LimiterTicket | None, cache_upto: int | None = None) -> ClientRecipe:
+        """This recipe with its calls counted by the shared limiters behind `ticket`, served from
+        the cache only up to `cache_upto`."""
+        return dataclasses.replace(self, limiters=ticket, cache_upto=cache_upto)
+
+    def build(self, workspace: str | Path | None) -> LLMClient:
+        """The client, caching into `workspace` (a task's scratch workspace, shipped back); a ticket
+        that also reaches the driver's cache (`lookup`) answers what the scratch cache misses."""
+        limiters = self.limiters.connect() if self.limiters is not None else None
+        try:
+            return make_client(
+                self.backend,
+                model=self.model,
+                embed_model=self.embed_model,
+                base_url=self.base_url,
+                api_key=self.api_key,
+                workspace=workspace,
+                cache=self.cache,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+                max_tokens=self.max_tokens,
+                backoff=self.backoff,
+                max_backoff=self.max_backoff,
+                max_concurrency=self.max_concurrency,
+                json_retries=self.json_retries,
+                notify=self.notify,
+                limiters=limiters,
+                cache_upto=self.cache_upto,
+                cache_fallback=getattr(limiters, "lookup", None),
+            )
+        except BaseException:
+            if limiters is not None:
+                limiters.close()
+            raise

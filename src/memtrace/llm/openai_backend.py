@@ -8,10 +8,13 @@ its attempts may take (the timeout per attempt times the attempts): no wait runs
 server asking to wait longer (Retry-After: 86400) gets no retry, the error saying what it asked.
 Each retry prints a notice; every failure becomes one `LLMError` line that names the endpoint.
 
-Concurrency: one `threading.BoundedSemaphore` per backend bounds the requests in flight across all
-threads that share the client (it is held per HTTP attempt, not while backing off). The client is
-synchronous; asyncio code calls `await client.achat(...)`, which runs the call in a worker thread via
-`asyncio.to_thread` (so contextvars — run, op, usage scope — travel along) under the same semaphore.
+Concurrency: a limiter (llm/limiter.py) bounds the requests in flight to the endpoint; it is held per
+HTTP attempt, not while backing off. By default each backend has its own; the CLI gives every client
+of a command one shared per endpoint, served to worker processes too, so `--concurrency` counts the
+calls of all workers. A 429 or a Retry-After moves the limiter's "not before" time before the slot is
+given back, so every caller waits, not only the one that was told. The client is synchronous;
+asyncio code calls `await client.achat(...)`, which runs the call in a worker thread via
+`asyncio.to_thread` (so contextvars — run, op, usage scope — travel along) under the same limiter.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ import random
 import re
 import socket
 import sys
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +35,7 @@ import openai
 
 from ..errors import ContextOverflowError, LLMError, MalformedReplyError, ResponseFormatRejected
 from .base import Completion, Embeddings, Message
+from .limiter import Limiter, Limiters, SlotLimiter
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Sent when no key is configured: local servers ignore it, the SDK refuses to run without one.
@@ -53,6 +56,9 @@ _CONTEXT_OVERFLOW = re.compile(
 )
 
 Notice = Callable[[str], None]
+#: Seconds a slot stays leased beyond the per-attempt timeout before it is taken back (a caller that
+#: died mid-call must not hold it for ever).
+_LEASE_SLACK = 30.0
 
 
 def print_notice(line: str) -> None:
@@ -91,7 +97,10 @@ class OpenAIBackend:
         max_concurrency: int = 8,
         embed_batch_size: int = 256,
         notify: Notice | None = print_notice,
+        limiters: Limiters | None = None,
     ) -> None:
+        """`limiters` shares one limiter per endpoint between clients (and processes); without it
+        this backend bounds its own calls to `max_concurrency`."""
         self.endpoint = checked_base_url(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
         if timeout <= 0:
             raise LLMError(f"LLM endpoint {self.endpoint}: the timeout must be positive, got {timeout:g}")
@@ -105,7 +114,10 @@ class OpenAIBackend:
         self.max_retry_after = max_retry_after
         self.embed_batch_size = embed_batch_size
         self.notify = notify
-        self._slots = threading.BoundedSemaphore(max_concurrency)
+        self._limiters = limiters
+        self.limiter: Limiter = (
+            limiters.limiter(self.endpoint) if limiters is not None else SlotLimiter(max_concurrency)
+        )
         self._random = random.Random()
         self._client = openai.OpenAI(base_url=self.endpoint, api_key=key, timeout=timeout, max_retries=0)
 
@@ -181,6 +193,8 @@ class OpenAIBackend:
 
     def close(self) -> None:
         self._client.close()
+        if self._limiters is not None:
+            self._limiters.close()
 
     # -- retries and errors -----------------------------------------------------------------
 
@@ -192,50 +206,56 @@ class OpenAIBackend:
         budget = self.timeout * (self.max_retries + 1)
         deadline = time.monotonic() + budget
         while True:
+            lease = self.limiter.acquire(self.timeout + _LEASE_SLACK)
             try:
-                with self._slots:
-                    response = fn()
-                return read(response)
-            except openai.APIStatusError as exc:
-                status, message = exc.status_code, _message(exc)
-                if _CONTEXT_OVERFLOW.search(message):
-                    raise ContextOverflowError(
-                        f"LLM endpoint {self.endpoint} cannot fit the request in its context window "
-                        f"({status}: {message}); give the server a larger context or lower --max-tokens"
-                    ) from None
-                if format_sent and (status in (400, 422) or _FORMAT_REFUSAL.search(message)):
-                    problem = f"rejected the response format ({status}): {message}"
-                    raise ResponseFormatRejected(f"LLM endpoint {self.endpoint} {problem}") from None
-                if (status != 429 and status < 500) or _MODEL_MISSING.search(message):
-                    raise self._status_error(exc, model) from None
-                failure: Exception = exc
-            except openai.APITimeoutError as exc:
-                failure, timeouts = exc, timeouts + 1
-                if timeouts > 1:  # a hung server stays hung: one more try, never five
-                    raise self._final_error(failure, model, attempt + 1) from None
-            except openai.APIConnectionError as exc:
-                if _connection_reason(exc) == "host not found":
-                    raise self._final_error(exc, model, attempt + 1) from None
-                failure = exc
-            except json.JSONDecodeError as exc:  # the SDK could not parse a 200 body: it was cut
-                failure = _Unreadable(f"a reply body that is not complete JSON ({exc})")
-            except _Unreadable as exc:
-                failure = exc
-            asked = _asked_wait(failure)
-            if attempt >= self.max_retries:
-                raise self._final_error(failure, model, attempt + 1, asked) from None
-            left = deadline - time.monotonic()
-            if (asked is not None and asked > left) or left <= 0:
-                past = f"past this call's deadline ({budget:g}s: {self.timeout:g}s per attempt"
-                past += f" x {self.max_retries + 1} attempts); no retry"
-                raise self._final_error(failure, model, attempt + 1, asked, past) from None
-            delay = min(self._delay(attempt, asked), left)
+                try:
+                    return read(fn())
+                except openai.APIStatusError as exc:
+                    status, message = exc.status_code, _message(exc)
+                    if _CONTEXT_OVERFLOW.search(message):
+                        raise ContextOverflowError(
+                            f"LLM endpoint {self.endpoint} cannot fit the request in its context window "
+                            f"({status}: {message}); give the server a larger context or lower --max-tokens"
+                        ) from None
+                    if format_sent and (status in (400, 422) or _FORMAT_REFUSAL.search(message)):
+                        problem = f"rejected the response format ({status}): {message}"
+                        raise ResponseFormatRejected(f"LLM endpoint {self.endpoint} {problem}") from None
+                    if (status != 429 and status < 500) or _MODEL_MISSING.search(message):
+                        raise self._status_error(exc, model) from None
+                    failure: Exception = exc
+                except openai.APITimeoutError as exc:
+                    failure, timeouts = exc, timeouts + 1
+                    if timeouts > 1:  # a hung server stays hung: one more try, never five
+                        raise self._final_error(failure, model, attempt + 1) from None
+                except openai.APIConnectionError as exc:
+                    if _connection_reason(exc) == "host not found":
+                        raise self._final_error(exc, model, attempt + 1) from None
+                    failure = exc
+                except json.JSONDecodeError as exc:  # the SDK could not parse a 200 body: it was cut
+                    failure = _Unreadable(f"a reply body that is not complete JSON ({exc})")
+                except _Unreadable as exc:
+                    failure = exc
+                asked = _asked_wait(failure)
+                if attempt >= self.max_retries:
+                    raise self._final_error(failure, model, attempt + 1, asked) from None
+                left = deadline - time.monotonic()
+                if (asked is not None and asked > left) or left <= 0:
+                    past = f"past this call's deadline ({budget:g}s: {self.timeout:g}s per attempt"
+                    past += f" x {self.max_retries + 1} attempts); no retry"
+                    raise self._final_error(failure, model, attempt + 1, asked, past) from None
+                delay = min(self._delay(attempt, asked), left)
+                shared = asked is not None or _is_rate_limit(failure)
+                if shared:  # told before the slot is free again, so no one slips in meanwhile
+                    self.limiter.back_off(delay)
+            finally:
+                self.limiter.release(lease)
             if self.notify is not None:
                 self.notify(
                     f"LLM endpoint {self.endpoint} {self._problem(failure)}{_asked(asked)}; "
                     f"retry {attempt + 1} of {self.max_retries} in {delay:.1f}s"
                 )
-            time.sleep(delay)
+            if not shared:  # a shared wait is served by the limiter: the next acquire waits it out
+                time.sleep(delay)
             attempt += 1
 
     def _delay(self, attempt: int, asked: float | None) -> float:
@@ -277,6 +297,10 @@ class OpenAIBackend:
         line = f"LLM endpoint {self.endpoint} {self._problem(failure)} ({tries}){_asked(asked)}"
         line += f", {why}" if why else ""
         return MalformedReplyError(line) if isinstance(failure, _Unreadable) else LLMError(line)
+
+
+def _is_rate_limit(failure: Exception) -> bool:
+    return isinstance(failure, openai.APIStatusError) and failure.status_code == 429
 
 
 def _asked_wait(failure: Exception) -> float | None:

@@ -91,6 +91,9 @@ class MemorySystem(ABC):
     #: Whether the runner may pickle the system's state for replay (a system wrapping live clients
     #: such as mem0ai's qdrant store cannot be snapshotted, so its runs cannot be replayed).
     snapshots: ClassVar[bool] = True
+    #: Whether the runner may answer questions ahead on copies of the state to fetch their model
+    #: replies at once (systems/ahead.py): the copy's answers touch nothing outside it.
+    fetches_ahead: ClassVar[bool] = True
 
     def __init__(
         self,

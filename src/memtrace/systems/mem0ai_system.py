@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from ..adapters.mem0ai.tracer import Mem0Tracer, trace
 from ..datasets import Question, Session
 from ..errors import MemtraceError
+from ..llm.limiter import slot
 from .answering import answer_question
 from .base import Answer, MemorySystem, Message, SystemConfig
 
@@ -93,6 +94,28 @@ def mem0_config(
     return settings
 
 
+def share_limits(memory: Any, backend: Any) -> None:
+    """mem0 calls the endpoint through OpenAI clients of its own: each of their calls takes a slot of
+    memtrace's limiter for the endpoint too, so `--concurrency` counts them with every other call."""
+    limiter = getattr(backend, "limiter", None)
+    if limiter is None:
+        return
+    hold = 3 * float(getattr(backend, "timeout", 60.0)) + 30  # mem0's SDK retries inside the slot
+    owners = [getattr(memory.llm, "client", None), getattr(memory.embedding_model, "client", None)]
+    for owner in {id(o): o for o in owners if o is not None}.values():
+        chat = getattr(owner, "chat", None)
+        for api in (getattr(chat, "completions", None), getattr(owner, "embeddings", None)):
+            original = getattr(api, "create", None)
+            if original is None:
+                continue
+
+            def create(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+                with slot(limiter, hold):
+                    return _original(*args, **kwargs)
+
+            api.create = create  # type: ignore[union-attr]
+
+
 class Mem0AISystem(MemorySystem):
     """The real mem0ai `Memory`, one per conversation, traced in place."""
 
@@ -101,6 +124,7 @@ class Mem0AISystem(MemorySystem):
     config: Mem0AIConfig
     runs_offline: ClassVar[bool] = False
     snapshots: ClassVar[bool] = False
+    fetches_ahead: ClassVar[bool] = False
 
     def reset(self) -> None:
         self.close()
@@ -122,6 +146,7 @@ class Mem0AISystem(MemorySystem):
         )
         self.memory = mem0.Memory.from_config(settings)
         self.tracer: Mem0Tracer = trace(self.memory)
+        share_limits(self.memory, backend)
         self.user = self.conversation.id if self.conversation else "user"
         self.pending: list[Message] = []
 

@@ -173,7 +173,7 @@ def _replay(
     ids = _IDS.get()
     recorder = Recorder(
         ws.store,
-        run_id=ids.take() if ids is not None else None,
+        run_id=run_id if run_id is not None else ids.take() if ids is not None else None,
         name=name or f"{original.name}~replay",
         system=original.system,
         dataset=original.dataset,
@@ -181,7 +181,6 @@ def _replay(
         config=original.config,
         metadata={"llm": getattr(llm, "model", None) or "offline"},
         patch_policy=PatchPolicy(patches, resume_from=(original.id, resume_seq)),
-        run_id=run_id,
     )
     with _announced(ids, recorder), recorder:
         system.start(recorder, conversation)

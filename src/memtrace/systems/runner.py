@@ -24,7 +24,9 @@ from ..datasets import Conversation, Question
 from ..errors import RECOVERABLE_ERRORS
 from ..eval import Judge, make_judge
 from ..llm import usage_scope
+from ..llm.ahead import served_from
 from ..trace import Recorder
+from .ahead import answers_ahead
 from .base import MemorySystem, Message
 from .snapshots import MarkerWriter, SnapshotWriter
 
@@ -56,6 +58,9 @@ class RunResult:
     cases: list[CaseResult] = field(default_factory=list)
     seconds: float = 0.0
     failures: list[str] = field(default_factory=list)  # model calls given up on, one line each
+    #: Model replies fetched ahead for the question stage, and how many of them no call asked for.
+    fetched_ahead: int = 0
+    unused_ahead: int = 0
 
     @property
     def accuracy(self) -> float:
@@ -77,9 +82,12 @@ def run_conversation(
     metadata: dict[str, Any] | None = None,
     snapshots: bool = True,
     run_id: str | None = None,
+    ahead: int = 1,
 ) -> RunResult:
     """Record `system` ingesting `conversation` and answering its questions into `workspace` (as run
-    `run_id` when given: a parallel `memtrace run` fixes ids so they do not depend on the executor)."""
+    `run_id` when given: a parallel `memtrace run` fixes ids so they do not depend on the executor).
+    With `ahead` > 1 and a model, the questions' model calls are fetched `ahead` at a time before the
+    question stage records them in order (systems/ahead.py): the same graph, less waiting."""
     judge = judge if judge is not None else make_judge(client=system.llm)
     started = time.perf_counter()
     with trace.run(
@@ -100,15 +108,19 @@ def run_conversation(
         construct(
             system, conversation, run, writer=writer, progress=progress, steps=steps, failures=result.failures
         )
-        result.cases = answer_questions(
-            system,
-            conversation.questions,
-            run,
-            judge,
-            progress=progress,
-            steps=steps,
-            failures=result.failures,
-        )
+        replies = answers_ahead(system, conversation.questions, judge, ahead)
+        with served_from(replies):
+            result.cases = answer_questions(
+                system,
+                conversation.questions,
+                run,
+                judge,
+                progress=progress,
+                steps=steps,
+                failures=result.failures,
+            )
+        if replies is not None:
+            result.fetched_ahead, result.unused_ahead = replies.fetched, replies.unused
     result.seconds = time.perf_counter() - started
     return result
 

@@ -1,6 +1,18 @@
 """Recording memory pipelines as graphs: cheap, thread- and asyncio-safe, a no-op when disabled."""
 
-from .api import current_op, current_run, disable, enable, is_enabled, op, propagate, run, traced, track
+from .api import (
+    current_op,
+    current_run,
+    disable,
+    enable,
+    is_enabled,
+    muted,
+    op,
+    propagate,
+    run,
+    traced,
+    track,
+)
 from .cases import CaseHandle
 from .in_memory import InMemorySink
 from .memory import MemoryUnit
@@ -28,6 +40,7 @@ __all__ = [
     "disable",
     "enable",
     "is_enabled",
+    "muted",
     "op",
     "propagate",
     "run",

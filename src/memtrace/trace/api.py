@@ -6,14 +6,15 @@ no-op object or calls the function straight through, so instrumented code costs 
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
-from .context import active_run, current_op_var, current_run_var, open_runs, switch
+from .context import MUTED, active_run, current_op_var, current_run_var, open_runs, switch
 from .noop import NoopRecorder
 from .recorder import Recorder
 from .scope import NOOP_OP, NoopOp, OpScope
@@ -73,6 +74,8 @@ def op(name: str, category: str = "operation", **metadata: Any) -> OpScope | Noo
         if not open_runs:
             return NOOP_OP
         recorder = open_runs[-1]
+    elif recorder is MUTED:
+        return NOOP_OP
     return OpScope(recorder, name, category, metadata)
 
 
@@ -182,6 +185,18 @@ def enable() -> None:
 
 def is_enabled() -> bool:
     return switch.enabled
+
+
+@contextlib.contextmanager
+def muted() -> Iterator[None]:
+    """Record nothing in this context (this thread, or this asyncio task) while the block runs;
+    other threads keep recording into their runs. For work done only to learn something ahead."""
+    run_token, op_token = current_run_var.set(MUTED), current_op_var.set(None)
+    try:
+        yield
+    finally:
+        current_op_var.reset(op_token)
+        current_run_var.reset(run_token)
 
 
 def propagate[**P, R](fn: Callable[P, R]) -> Callable[P, R]:
