@@ -45,16 +45,15 @@ sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True
 
 import corpus as C  # noqa: E402
+import smartcomment.runtime.network as _sc_net  # noqa: E402
 
 # --------------------------------------------------------------------------------------------
 # Determinism: smartcomment stamps every record with datetime.now() and uuid4(). Both are
 # redirected to seeded sources (a simulated clock and a seeded UUID stream).
 # --------------------------------------------------------------------------------------------
-
 import smartcomment.schema.base as _sc_base  # noqa: E402
 import smartcomment.schema.operation as _sc_op  # noqa: E402
 import smartcomment.schema.session as _sc_sess  # noqa: E402
-import smartcomment.runtime.network as _sc_net  # noqa: E402
 from smartcomment import (  # noqa: E402
     IdentityRegistry,
     comment_graph,
@@ -193,7 +192,7 @@ def extract_json(text: str) -> str:
     start, end = text.find("{"), text.rfind("}")
     if start == -1 or end == -1 or end < start:
         return text
-    return text[start:end + 1]
+    return text[start : end + 1]
 
 
 REMOVE_CODE_BLOCKS_SRC = inspect.getsource(remove_code_blocks)
@@ -210,9 +209,9 @@ WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", 
 class Fact:
     slot: str
     value: str
-    text: str          # the fact as an ideal extractor would write it (Mem0)
-    anchor: str        # where the value is stated inside the message text
-    check: str         # what a memory holding this fact must contain
+    text: str  # the fact as an ideal extractor would write it (Mem0)
+    anchor: str  # where the value is stated inside the message text
+    check: str  # what a memory holding this fact must contain
     retract: bool = False
 
 
@@ -228,7 +227,7 @@ class Msg:
     dt: object = None
     index: int = 0
     meta: dict = field(default_factory=dict)
-    task: object = None          # a Question when this message is an online task
+    task: object = None  # a Question when this message is an online task
 
 
 @dataclass
@@ -242,21 +241,21 @@ class Exchange:
 class Person:
     name: str
     role: str
-    subj: str            # subject of extracted facts
-    first_person: bool   # questions asked in the first person
+    subj: str  # subject of extracted facts
+    first_person: bool  # questions asked in the first person
 
 
 @dataclass
 class Question:
     text: str
     kind: str
-    needs: list                  # [(slot, true value)]
-    tmpl: dict                   # 'p' / 'n' / 'o' templates with the value placeholder left open
-    truth: dict                  # slot -> value per the conversation
-    gold_values: dict            # slot -> value per the annotation (differs only for AnnotationError)
+    needs: list  # [(slot, true value)]
+    tmpl: dict  # 'p' / 'n' / 'o' templates with the value placeholder left open
+    truth: dict  # slot -> value per the conversation
+    gold_values: dict  # slot -> value per the annotation (differs only for AnnotationError)
     gold_text: str
     wrong_pred: str
-    evidence: list               # Msg objects
+    evidence: list  # Msg objects
     annot: bool = False
     case: object = None
     qid: str = ""
@@ -272,7 +271,7 @@ class Fault:
     kind: str
     slot: str = None
     params: dict = field(default_factory=dict)
-    role: str = "case"           # case / decoy
+    role: str = "case"  # case / decoy
     case: object = None
     desc: str = ""
 
@@ -338,10 +337,22 @@ FLAVORS = {
 }
 
 QTYPES = {
-    "locomo": {"single": ("single-hop", 4), "updated": ("temporal", 2), "list": ("multi-hop", 1),
-               "count": ("multi-hop", 1), "date": ("temporal", 2), "yesno": ("open-domain", 3)},
-    "other": {"single": "single-session-user", "updated": "knowledge-update", "list": "multi-session",
-              "count": "multi-session", "date": "temporal-reasoning", "yesno": "single-session-user"},
+    "locomo": {
+        "single": ("single-hop", 4),
+        "updated": ("temporal", 2),
+        "list": ("multi-hop", 1),
+        "count": ("multi-hop", 1),
+        "date": ("temporal", 2),
+        "yesno": ("open-domain", 3),
+    },
+    "other": {
+        "single": "single-session-user",
+        "updated": "knowledge-update",
+        "list": "multi-session",
+        "count": "multi-session",
+        "date": "temporal-reasoning",
+        "yesno": "single-session-user",
+    },
 }
 
 
@@ -350,9 +361,12 @@ QTYPES = {
 # --------------------------------------------------------------------------------------------
 
 IMAGE_CAPTIONS = [
-    "a photo of a bowl of soup on a wooden table", "a photo of a wet street with bicycles",
-    "a photo of a dog asleep on a sofa", "a photo of a bookshelf with plants",
-    "a photo of a mountain path in fog", "a photo of a cake with candles",
+    "a photo of a bowl of soup on a wooden table",
+    "a photo of a wet street with bicycles",
+    "a photo of a dog asleep on a sofa",
+    "a photo of a bookshelf with plants",
+    "a photo of a mountain path in fog",
+    "a photo of a cake with candles",
 ]
 
 
@@ -366,7 +380,7 @@ class Scenario:
         self.flavor = spec["flavor"]
         self.seed = spec["seed"]
         self.online = self.flavor == "online"
-        self.sessions = []      # list of dicts: id, dt, msgs, meta
+        self.sessions = []  # list of dicts: id, dt, msgs, meta
         self.messages = []
         self.questions = []
         self.faults = []
@@ -389,7 +403,7 @@ class Builder:
         self.used_names = set()
         self.exchanges = []
         self.cases = []
-        self.bg = []            # background fact messages
+        self.bg = []  # background fact messages
         self.used_openers = set()
         names = self.rng.sample(C.FIRST_NAMES, 8)
         self.spare_names = names[3:]
@@ -410,13 +424,19 @@ class Builder:
             self.used_names.add(p.name)
         # session start times
         y = self.rng.choice([2023, 2024, 2025])
-        t = _dt.datetime(y, self.rng.randint(1, 10), self.rng.randint(1, 26), self.rng.randint(8, 21),
-                         self.rng.choice([0, 5, 12, 20, 26, 34, 41, 47, 53]))
+        t = _dt.datetime(
+            y,
+            self.rng.randint(1, 10),
+            self.rng.randint(1, 26),
+            self.rng.randint(8, 21),
+            self.rng.choice([0, 5, 12, 20, 26, 34, 41, 47, 53]),
+        )
         self.sdt = []
         for _ in range(self.S):
             self.sdt.append(t)
-            t = t + _dt.timedelta(days=self.rng.randint(3, 17), hours=self.rng.randint(-4, 4),
-                                  minutes=self.rng.randint(0, 50))
+            t = t + _dt.timedelta(
+                days=self.rng.randint(3, 17), hours=self.rng.randint(-4, 4), minutes=self.rng.randint(0, 50)
+            )
 
     # ---- values ---------------------------------------------------------------------------
     def take(self, pool):
@@ -508,15 +528,29 @@ class Builder:
             r = self.rng.choice(C.POOLS["sibling_role"]) if "role_pool" in A else ""
             text = self.rng.choice(A["say"]).format(v=v, r=r)
             fact = Fact(slot, v, A["fact"].format(F=owner.subj, v=v, r=r), v, v)
-            where = self.pos(hi=self.last_fact_session() - (1 if needs_restate or outcome in ("D", "U:overwrite", "U+P") else 0), first=first)
+            where = self.pos(
+                hi=self.last_fact_session()
+                - (1 if needs_restate or outcome in ("D", "U:overwrite", "U+P") else 0),
+                first=first,
+            )
             m = self.fact_exchange(owner, text, [fact], where)
             case.main, case.facts = [m], [fact]
             case.aux["where"] = where
             case.aux["r"] = r
-            q = Question(qt.format(N=N, r=r), kind, [(slot, v)],
-                         {"p": pt.format(N=N, r=r, v="{VAL}"), "n": nt.format(N=N, r=r)},
-                         {slot: v}, {slot: v}, v, "", [m])
-            need_look = outcome in ("U:overwrite", "P", "U+P", "X+P", "R+P") or (self.fl["two"] and self.rng.random() < 0.35)
+            q = Question(
+                qt.format(N=N, r=r),
+                kind,
+                [(slot, v)],
+                {"p": pt.format(N=N, r=r, v="{VAL}"), "n": nt.format(N=N, r=r)},
+                {slot: v},
+                {slot: v},
+                v,
+                "",
+                [m],
+            )
+            need_look = outcome in ("U:overwrite", "P", "U+P", "X+P", "R+P") or (
+                self.fl["two"] and self.rng.random() < 0.35
+            )
             if need_look:
                 w = self.take(A["pool"])
                 if self.fl["two"]:
@@ -527,15 +561,27 @@ class Builder:
                     lq = None
                     if look_q is not False and outcome not in ("U:overwrite", "U+P"):
                         lqt, lpt, lnt, _ = self.templates(A, other)
-                        lq = Question(lqt.format(N=other.name, r=r), kind, [(lfact.slot, w)],
-                                      {"p": lpt.format(N=other.name, r=r, v="{VAL}"),
-                                       "n": lnt.format(N=other.name, r=r)},
-                                      {lfact.slot: w}, {lfact.slot: w}, w, "", [lm])
+                        lq = Question(
+                            lqt.format(N=other.name, r=r),
+                            kind,
+                            [(lfact.slot, w)],
+                            {
+                                "p": lpt.format(N=other.name, r=r, v="{VAL}"),
+                                "n": lnt.format(N=other.name, r=r),
+                            },
+                            {lfact.slot: w},
+                            {lfact.slot: w},
+                            w,
+                            "",
+                            [lm],
+                        )
                 else:
                     fr = self.spare_name()
                     ftext, ffact = A["friend"]
                     lfact = Fact(f"c{idx}.look", w, ffact.format(F=owner.subj, fr=fr, w=w, r=r), w, w)
-                    lm = self.fact_exchange(owner, ftext.format(fr=fr, w=w, r=r), [lfact], self.pos(after=where))
+                    lm = self.fact_exchange(
+                        owner, ftext.format(fr=fr, w=w, r=r), [lfact], self.pos(after=where)
+                    )
                     lq = None
                 case.lookalike = (lm, lfact, lq)
                 q.wrong_pred = q.tmpl["p"].replace("{VAL}", w)
@@ -569,17 +615,29 @@ class Builder:
                 v1, v2 = pair, self.take(A["pool"])
             w1 = self.pos(hi=self.last_fact_session() - 1)
             fa = fix_articles
-            m1 = self.fact_exchange(owner, fa(self.rng.choice(A["say1"]).format(v1=v1)),
-                                    [Fact(slot, v1, fa(A["fact1"].format(F=owner.subj, v1=v1)), v1, v1)], w1)
+            m1 = self.fact_exchange(
+                owner,
+                fa(self.rng.choice(A["say1"]).format(v1=v1)),
+                [Fact(slot, v1, fa(A["fact1"].format(F=owner.subj, v1=v1)), v1, v1)],
+                w1,
+            )
             w2 = self.pos(lo=w1[0] + 1)
             f2 = Fact(slot, v2, fa(A["fact2"].format(F=owner.subj, v1=v1, v2=v2)), v2, v2)
             m2 = self.fact_exchange(owner, fa(self.rng.choice(A["say2"]).format(v1=v1, v2=v2)), [f2], w2)
             case.main, case.facts = [m1, m2], [m1.facts[0], f2]
             case.aux["wrong2"] = fa(A["wrong2"].format(F=owner.subj, v1=v1, v2=v2))
             case.aux["v1"] = v1
-            q = Question(qt.format(N=N), kind, [(slot, v2)],
-                         {"p": pt.format(N=N, v="{VAL}"), "n": nt.format(N=N)},
-                         {slot: v2}, {slot: v2}, v2, "", [m2])
+            q = Question(
+                qt.format(N=N),
+                kind,
+                [(slot, v2)],
+                {"p": pt.format(N=N, v="{VAL}"), "n": nt.format(N=N)},
+                {slot: v2},
+                {slot: v2},
+                v2,
+                "",
+                [m2],
+            )
             q.wrong_pred = fa(q.tmpl["p"].replace("{VAL}", v1))
             if outcome == "annot":
                 q.gold_values, q.gold_text, q.annot = {slot: v1}, v1, True
@@ -589,12 +647,24 @@ class Builder:
             wa = self.pos(hi=self.last_fact_session() - 1, first=first)
             wb = self.pos(lo=wa[0] + 1)
             sa, sb = f"{slot}.1", f"{slot}.2"
-            ma = self.fact_exchange(owner, says[0].format(v=a), [Fact(sa, a, A["fact"].format(F=owner.subj, v=a), a, a)], wa)
-            mb = self.fact_exchange(owner, says[1].format(v=b), [Fact(sb, b, A["fact"].format(F=owner.subj, v=b), b, b)], wb)
+            ma = self.fact_exchange(
+                owner, says[0].format(v=a), [Fact(sa, a, A["fact"].format(F=owner.subj, v=a), a, a)], wa
+            )
+            mb = self.fact_exchange(
+                owner, says[1].format(v=b), [Fact(sb, b, A["fact"].format(F=owner.subj, v=b), b, b)], wb
+            )
             case.main, case.facts = [ma, mb], [ma.facts[0], mb.facts[0]]
-            q = Question(qt.format(N=N), kind, [(sa, a), (sb, b)],
-                         {"p": pt.format(N=N, x="{VAL}"), "n": nt.format(N=N)},
-                         {sa: a, sb: b}, {sa: a, sb: b}, join_and([a, b]), "", [ma, mb])
+            q = Question(
+                qt.format(N=N),
+                kind,
+                [(sa, a), (sb, b)],
+                {"p": pt.format(N=N, x="{VAL}"), "n": nt.format(N=N)},
+                {sa: a, sb: b},
+                {sa: a, sb: b},
+                join_and([a, b]),
+                "",
+                [ma, mb],
+            )
             q.wrong_pred = q.tmpl["p"].replace("{VAL}", a)
             if outcome in ("E:distort",):
                 alt = self.take(A["pool"])
@@ -614,13 +684,34 @@ class Builder:
                 if prev is not None and w <= prev:
                     w = self.pos(after=prev)
                 prev = w
-                msgs.append(self.fact_exchange(owner, says[i].format(v=items[i]),
-                                               [Fact(slots[i], items[i], A["fact"].format(F=owner.subj, v=items[i]),
-                                                     items[i], items[i])], w))
+                msgs.append(
+                    self.fact_exchange(
+                        owner,
+                        says[i].format(v=items[i]),
+                        [
+                            Fact(
+                                slots[i],
+                                items[i],
+                                A["fact"].format(F=owner.subj, v=items[i]),
+                                items[i],
+                                items[i],
+                            )
+                        ],
+                        w,
+                    )
+                )
             case.main, case.facts = msgs, [m.facts[0] for m in msgs]
-            q = Question(qt.format(N=N), kind, list(zip(slots, items)),
-                         {"p": pt.format(N=N, n="{VAL}")},
-                         dict(zip(slots, items)), dict(zip(slots, items)), str(n), "", list(msgs))
+            q = Question(
+                qt.format(N=N),
+                kind,
+                list(zip(slots, items)),
+                {"p": pt.format(N=N, n="{VAL}")},
+                dict(zip(slots, items)),
+                dict(zip(slots, items)),
+                str(n),
+                "",
+                list(msgs),
+            )
             q.wrong_pred = q.tmpl["p"].replace("{VAL}", str(n + 1 if self.rng.random() < 0.5 else n - 1))
             if outcome == "annot":
                 # the annotation counts one item more than the conversation contains
@@ -629,7 +720,7 @@ class Builder:
                 q.annot = True
         elif kind == "date":
             obj = self.take(A["pool"])
-            phrase, k = (obj if isinstance(obj, tuple) else (obj, obj))
+            phrase, k = obj if isinstance(obj, tuple) else (obj, obj)
             where = self.pos(hi=self.last_fact_session() - (1 if needs_restate else 0), first=first)
             sdate = self.sdt[where[0]].date()
             rel, d = self.rel_date(sdate, A)
@@ -638,9 +729,17 @@ class Builder:
             fact = Fact(slot, ds, A["fact"].format(F=owner.subj, v=phrase, d=ds), rel, ds)
             m = self.fact_exchange(owner, text, [fact], where)
             case.main, case.facts = [m], [fact]
-            q = Question(qt.format(N=N, k=k, v=phrase), kind, [(slot, ds)],
-                         {"p": pt.format(N=N, k=k, v=phrase, d="{VAL}"), "n": nt.format(N=N, k=k, v=phrase)},
-                         {slot: ds}, {slot: ds}, ds, "", [m])
+            q = Question(
+                qt.format(N=N, k=k, v=phrase),
+                kind,
+                [(slot, ds)],
+                {"p": pt.format(N=N, k=k, v=phrase, d="{VAL}"), "n": nt.format(N=N, k=k, v=phrase)},
+                {slot: ds},
+                {slot: ds},
+                ds,
+                "",
+                [m],
+            )
             wd = fmt_date(d - _dt.timedelta(days=7))
             q.wrong_pred = q.tmpl["p"].replace("{VAL}", wd)
             case.aux["alt"] = Fact(slot, wd, A["fact"].format(F=owner.subj, v=phrase, d=wd), rel, wd)
@@ -660,9 +759,17 @@ class Builder:
             fact = Fact(slot, base, A["fact"].format(F=owner.subj, v=v), anchor, anchor)
             m = self.fact_exchange(owner, text, [fact], where)
             case.main, case.facts = [m], [fact]
-            q = Question(qt.format(N=N, v=v), kind, [(slot, base)],
-                         {"p": pt.format(N=N, v=v), "n": nt.format(N=N, v=v), "o": ot.format(N=N, v=v), "base": base},
-                         {slot: base}, {slot: base}, "Yes" if base == "yes" else "No", "", [m])
+            q = Question(
+                qt.format(N=N, v=v),
+                kind,
+                [(slot, base)],
+                {"p": pt.format(N=N, v=v), "n": nt.format(N=N, v=v), "o": ot.format(N=N, v=v), "base": base},
+                {slot: base},
+                {slot: base},
+                "Yes" if base == "yes" else "No",
+                "",
+                [m],
+            )
             q.wrong_pred = q.tmpl["o"]
             if outcome == "annot":
                 other_v = "no" if base == "yes" else "yes"
@@ -680,13 +787,24 @@ class Builder:
             lq.gold_pred = render(lq, lq.gold_values)
             lq.wrong_pred = q.tmpl["p"].replace("{VAL}", "?")
         fixed = {
-            "ok": None, "decoyX": None, "annot": "AnnotationError",
-            "E+R": "ExtractionError", "E+P": "ExtractionError", "X+R": "RetrievalError",
-            "X+P": "ResponseError", "U+P": "UpdateError", "R+P": "RetrievalError",
-            "D": "DeletionError", "R": "RetrievalError", "P": "ResponseError",
+            "ok": None,
+            "decoyX": None,
+            "annot": "AnnotationError",
+            "E+R": "ExtractionError",
+            "E+P": "ExtractionError",
+            "X+R": "RetrievalError",
+            "X+P": "ResponseError",
+            "U+P": "UpdateError",
+            "R+P": "RetrievalError",
+            "D": "DeletionError",
+            "R": "RetrievalError",
+            "P": "ResponseError",
         }
-        case.intended = (fixed[outcome] if outcome in fixed
-                         else {"E": "ExtractionError", "U": "UpdateError"}[outcome.split(":")[0]])
+        case.intended = (
+            fixed[outcome]
+            if outcome in fixed
+            else {"E": "ExtractionError", "U": "UpdateError"}[outcome.split(":")[0]]
+        )
         return case
 
     def rel_date(self, sdate, A):
@@ -708,7 +826,9 @@ class Builder:
         for i, (ftext, mtext) in enumerate(items):
             owner = self.rng.choice(self.people)
             anchor = max(re.findall(r"[A-Za-z]{6,}", mtext), key=len)
-            f = Fact(f"bg{i}", "bg", ftext.format(F=owner.subj), anchor, ftext.format(F=owner.subj).split()[-1])
+            f = Fact(
+                f"bg{i}", "bg", ftext.format(F=owner.subj), anchor, ftext.format(F=owner.subj).split()[-1]
+            )
             m = self.fact_exchange(owner, mtext, [f], self.pos(), tail=False)
             out.append(m)
         for i, (plan, say, cancel) in enumerate(self.rng.sample(C.PLANS, n_plans)):
@@ -730,14 +850,18 @@ class Builder:
             pool = [o for o in C.OPENERS if o not in self.used_openers] or list(C.OPENERS)
             op = self.rng.choice(pool)
             self.used_openers.add(op)
-            msgs = [Msg(x.name, x.role, op.format(o=y.name), [], session=s),
-                    Msg(y.name, y.role, self.rng.choice(C.REPLIES), [], session=s)]
+            msgs = [
+                Msg(x.name, x.role, op.format(o=y.name), [], session=s),
+                Msg(y.name, y.role, self.rng.choice(C.REPLIES), [], session=s),
+            ]
         else:
             pool = [o for o in C.USER_SMALLTALK if o not in self.used_openers] or list(C.USER_SMALLTALK)
             op = self.rng.choice(pool)
             self.used_openers.add(op)
-            msgs = [Msg(self.A.name, "user", op, [], session=s),
-                    Msg(self.B.name, "assistant", self.rng.choice(C.ASSISTANT_REPLIES), [], session=s)]
+            msgs = [
+                Msg(self.A.name, "user", op, [], session=s),
+                Msg(self.B.name, "assistant", self.rng.choice(C.ASSISTANT_REPLIES), [], session=s),
+            ]
         return Exchange(s, frac, msgs)
 
     def finalize(self):
@@ -787,7 +911,7 @@ class Builder:
             elif fl == "lme":
                 ev_ids = {id(m) for q in questions for m in q.evidence}
                 has = any(id(m) in ev_ids for m in msgs)
-                sid = (f"answer_{rng.getrandbits(32):08x}_{s + 1}" if has else f"{rng.getrandbits(40):010x}")
+                sid = f"answer_{rng.getrandbits(32):08x}_{s + 1}" if has else f"{rng.getrandbits(40):010x}"
             elif fl == "diary":
                 sid = f"diary-{n}-day{s + 1}"
             else:
@@ -805,8 +929,13 @@ class Builder:
                     m.meta = {"speaker_tag": tag, "dia_id": f"D{s + 1}:{t}"}
                     if spec.get("images") and not m.facts and rng.random() < 0.15:
                         cap = rng.choice(IMAGE_CAPTIONS)
-                        m.meta.update({"img_url": [f"https://img.invalid/{rng.getrandbits(48):012x}.jpg"],
-                                       "blip_caption": cap, "query": " ".join(cap.split()[3:6])})
+                        m.meta.update(
+                            {
+                                "img_url": [f"https://img.invalid/{rng.getrandbits(48):012x}.jpg"],
+                                "blip_caption": cap,
+                                "query": " ".join(cap.split()[3:6]),
+                            }
+                        )
                 elif fl == "chat":
                     m.id = f"chat{n}.{s + 1}.{t}"
                     m.dt = sdt
@@ -834,8 +963,10 @@ class Builder:
                 scn.messages.append(m)
             smeta = {}
             if fl == "locomo":
-                smeta = {"session_summary": f"{self.A.name} and {self.B.name} caught up on {sdt.strftime('%d %B %Y')}.",
-                         "session_observation": {}}
+                smeta = {
+                    "session_summary": f"{self.A.name} and {self.B.name} caught up on {sdt.strftime('%d %B %Y')}.",
+                    "session_observation": {},
+                }
             elif fl == "online":
                 smeta = {"session_type": "task" if s == S - 1 else "chat"}
             scn.sessions.append(dict(id=sid, dt=sdt, msgs=msgs, meta=smeta))
@@ -846,8 +977,12 @@ class Builder:
                 q.qid = f"locomo-qa-{n}-{j}"
                 qt, cat = QTYPES["locomo"][q.kind]
                 q.qtype = qt
-                q.meta = {"question_type": qt, "category_id": cat, "evidence": ev,
-                          "speaker_names": [self.A.name, self.B.name]}
+                q.meta = {
+                    "question_type": qt,
+                    "category_id": cat,
+                    "evidence": ev,
+                    "speaker_names": [self.A.name, self.B.name],
+                }
             elif fl == "chat":
                 q.qid = f"chat{n}-q{j:02d}"
                 q.qtype = QTYPES["other"][q.kind]
@@ -866,16 +1001,26 @@ class Builder:
             else:
                 q.qid = q.task.id
                 q.qtype = QTYPES["other"][q.kind]
-                q.meta = {"is_task": True, "question_type": q.qtype, "ref_traj": q.gold_text,
-                          "evidence": ev, "session_type": "task", "topic": q.case.arch}
+                q.meta = {
+                    "is_task": True,
+                    "question_type": q.qtype,
+                    "ref_traj": q.gold_text,
+                    "evidence": ev,
+                    "session_type": "task",
+                    "topic": q.case.arch,
+                }
                 q.task.meta = dict(q.meta)
         scn.questions = questions
         scn.cases = self.cases
         scn.people = self.people
-        scn.traj_id = {"locomo": f"locomo-{n}", "chat": f"chat-{n}", "diary": f"diary-{n}",
-                       "online": f"online-{self.A.name.lower()}",
-                       "lme": f"longmemeval-{questions[0].qid}" if questions else "longmemeval"}[fl]
-        scn.traj_meta = ({"speaker_a": self.A.name, "speaker_b": self.B.name} if self.fl["two"] else {})
+        scn.traj_id = {
+            "locomo": f"locomo-{n}",
+            "chat": f"chat-{n}",
+            "diary": f"diary-{n}",
+            "online": f"online-{self.A.name.lower()}",
+            "lme": f"longmemeval-{questions[0].qid}" if questions else "longmemeval",
+        }[fl]
+        scn.traj_meta = {"speaker_a": self.A.name, "speaker_b": self.B.name} if self.fl["two"] else {}
         self.make_faults()
         return scn
 
@@ -908,16 +1053,33 @@ class Builder:
             raise ValueError(kind)
 
         def r_fault(case, q, pairs, role="case"):
-            return add(("search", q.qid), "miss", None, role, case, "retrieval ranks the needed memory out of the top-k",
-                       miss=[list(p) for p in pairs])
+            return add(
+                ("search", q.qid),
+                "miss",
+                None,
+                role,
+                case,
+                "retrieval ranks the needed memory out of the top-k",
+                miss=[list(p) for p in pairs],
+            )
 
         def p_fault(case, q, role="case"):
-            return add(("answer", q.qid), "wrong", None, role, case, "the answer step answers wrong from a complete context",
-                       pred=q.wrong_pred)
+            return add(
+                ("answer", q.qid),
+                "wrong",
+                None,
+                role,
+                case,
+                "the answer step answers wrong from a complete context",
+                pred=q.wrong_pred,
+            )
 
         def later_msg(msg, gap_lo, gap_hi):
-            cands = [m for m in scn.messages if msg.index + gap_lo <= m.index <= msg.index + gap_hi
-                     and m.task is None and not m.facts]
+            cands = [
+                m
+                for m in scn.messages
+                if msg.index + gap_lo <= m.index <= msg.index + gap_hi and m.task is None and not m.facts
+            ]
             return self.rng.choice(cands)
 
         for case in self.cases:
@@ -932,25 +1094,64 @@ class Builder:
             if o in ("ok", "annot"):
                 continue
             if o.startswith("E:"):
-                e_fault(case, tgt, tfact, o.split(":")[1], why="the fact is lost or distorted when the message is taken in")
+                e_fault(
+                    case,
+                    tgt,
+                    tfact,
+                    o.split(":")[1],
+                    why="the fact is lost or distorted when the message is taken in",
+                )
             elif o == "U:overwrite":
                 lm, lf, _ = case.lookalike
-                add(("update", lm.id), "overwrite", tfact.slot, "case", case,
-                    "the update step overwrites the right memory with a look-alike fact", carrier=lf.slot)
+                add(
+                    ("update", lm.id),
+                    "overwrite",
+                    tfact.slot,
+                    "case",
+                    case,
+                    "the update step overwrites the right memory with a look-alike fact",
+                    carrier=lf.slot,
+                )
             elif o == "U:wrongval":
-                add(("update", case.main[1].id), "wrongval", tfact.slot, "case", case,
+                add(
+                    ("update", case.main[1].id),
+                    "wrongval",
+                    tfact.slot,
+                    "case",
+                    case,
                     "the update step rewrites the memory with a wrong value",
-                    text=case.aux["wrong2"], value=case.aux["v1"])
+                    text=case.aux["wrong2"],
+                    value=case.aux["v1"],
+                )
             elif o == "U:stale":
-                add(("update", case.main[1].id), "stale", tfact.slot, "case", case,
-                    "the update step keeps the outdated memory (NONE instead of UPDATE)")
+                add(
+                    ("update", case.main[1].id),
+                    "stale",
+                    tfact.slot,
+                    "case",
+                    case,
+                    "the update step keeps the outdated memory (NONE instead of UPDATE)",
+                )
             elif o == "U:overtrim":
                 lm = later_msg(tgt, 5, 12)
-                add(("absorb", lm.id), "overtrim", tfact.slot, "case", case,
-                    "the window update trims held messages beyond the budget", target=tgt.id)
+                add(
+                    ("absorb", lm.id),
+                    "overtrim",
+                    tfact.slot,
+                    "case",
+                    case,
+                    "the window update trims held messages beyond the budget",
+                    target=tgt.id,
+                )
             elif o == "D":
-                add(("update", case.trigger.id), "delete", tfact.slot, "case", case,
-                    "the update step deletes a memory that is still true")
+                add(
+                    ("update", case.trigger.id),
+                    "delete",
+                    tfact.slot,
+                    "case",
+                    case,
+                    "the update step deletes a memory that is still true",
+                )
             elif o == "R":
                 r_fault(case, q, [key_pair])
             elif o == "P":
@@ -962,27 +1163,50 @@ class Builder:
                 e_fault(case, case.main[0], case.facts[0], why="first list item lost when taken in")
                 p_fault(case, q)
             elif o == "X+R":
-                e_fault(case, case.main[0], case.facts[0], why="first mention lost; the fact is restated later")
+                e_fault(
+                    case, case.main[0], case.facts[0], why="first mention lost; the fact is restated later"
+                )
                 r_fault(case, q, [(tfact.slot, tfact.value)])
             elif o == "X+P":
-                e_fault(case, case.main[0], case.facts[0], why="first mention lost; the fact is restated later")
+                e_fault(
+                    case, case.main[0], case.facts[0], why="first mention lost; the fact is restated later"
+                )
                 p_fault(case, q)
             elif o == "U+P":
                 if sysname == "mem0":
                     lm, lf, _ = case.lookalike
-                    add(("update", lm.id), "overwrite", tfact.slot, "case", case,
-                        "the update step overwrites the right memory with a look-alike fact", carrier=lf.slot)
+                    add(
+                        ("update", lm.id),
+                        "overwrite",
+                        tfact.slot,
+                        "case",
+                        case,
+                        "the update step overwrites the right memory with a look-alike fact",
+                        carrier=lf.slot,
+                    )
                 else:
                     lm = later_msg(tgt, 5, 12)
-                    add(("absorb", lm.id), "overtrim", tfact.slot, "case", case,
-                        "the window update trims held messages beyond the budget", target=tgt.id)
+                    add(
+                        ("absorb", lm.id),
+                        "overtrim",
+                        tfact.slot,
+                        "case",
+                        case,
+                        "the window update trims held messages beyond the budget",
+                        target=tgt.id,
+                    )
                 p_fault(case, q)
             elif o == "R+P":
                 r_fault(case, q, [key_pair])
                 p_fault(case, q)
             elif o == "decoyX":
-                e_fault(case, case.main[0], case.facts[0], role="decoy",
-                        why="first mention lost, but the fact is restated and stored later")
+                e_fault(
+                    case,
+                    case.main[0],
+                    case.facts[0],
+                    role="decoy",
+                    why="first mention lost, but the fact is restated and stored later",
+                )
             else:
                 raise ValueError(o)
         # graph-level decoys
@@ -993,22 +1217,47 @@ class Builder:
                 e_fault(None, m, m.facts[0], role="decoy", why="a background fact nobody asks about is lost")
             elif d == "bgU":
                 a, b = bg[0], bg[-1]
-                add(("update", b.id), "overwrite", a.facts[0].slot, "decoy", None,
-                    "a background memory nobody asks about is overwritten", carrier=b.facts[0].slot)
+                add(
+                    ("update", b.id),
+                    "overwrite",
+                    a.facts[0].slot,
+                    "decoy",
+                    None,
+                    "a background memory nobody asks about is overwritten",
+                    carrier=b.facts[0].slot,
+                )
             elif d == "fillT":
                 used = {f.key for f in scn.faults}
-                cands = [m for m in scn.messages if not m.facts and m.task is None and m.index > 3
-                         and len(m.content) > 40 and (ext, m.id) not in used]
+                cands = [
+                    m
+                    for m in scn.messages
+                    if not m.facts
+                    and m.task is None
+                    and m.index > 3
+                    and len(m.content) > 40
+                    and (ext, m.id) not in used
+                ]
                 m = self.rng.choice(cands)
-                w = max(re.findall(r"[A-Za-z]{4,}", m.content[len(m.content) // 3:]), key=len)
+                w = max(re.findall(r"[A-Za-z]{4,}", m.content[len(m.content) // 3 :]), key=len)
                 add((ext, m.id), "trunc", None, "decoy", None, "a small-talk message is clipped", anchor=w)
             elif d == "trimF":
                 first_fact = min(m.index for m in scn.messages if m.facts)
                 m_t = scn.messages[2]
                 used = {f.key for f in scn.faults}
-                m_op = next(m for m in scn.messages[first_fact + 3:] if ("absorb", m.id) not in used and m.task is None)
-                add(("absorb", m_op.id), "overtrim", None, "decoy", None,
-                    "the window update trims a few old small-talk messages too early", target=m_t.id)
+                m_op = next(
+                    m
+                    for m in scn.messages[first_fact + 3 :]
+                    if ("absorb", m.id) not in used and m.task is None
+                )
+                add(
+                    ("absorb", m_op.id),
+                    "overtrim",
+                    None,
+                    "decoy",
+                    None,
+                    "the window update trims a few old small-talk messages too early",
+                    target=m_t.id,
+                )
             else:
                 raise ValueError(d)
         keys = [f.key for f in scn.faults if f.kind != "docdrop"]
@@ -1031,18 +1280,24 @@ def build_context(cfg, texts):
 
 
 CTX_BUILDER_SRC = {
-    "default": ('context_builder = lambda memories: "\\n\\n".join(\n'
-                '    f"### Memory {i + 1}:\\n{mem.formatted_content or mem.content}"\n'
-                '    for i, mem in enumerate(memories)\n)\n'),
-    "idx": ("context_parts = []\n"
-            "for i, entry in enumerate(retrieved_memories, start=1):\n"
-            "    text = entry.formatted_content or entry.content\n"
-            "    context_parts.append(f\"---- idx {i} ----\\n{text}\")\n"
-            "context = \"\\n\\n\".join(context_parts)\n"),
-    "bracket": ('def numbered_context(memories):\n'
-                '    return "\\n\\n".join(\n'
-                '        f"[{i}] {m.formatted_content or m.content}" for i, m in enumerate(memories, start=1)\n'
-                '    )\n'),
+    "default": (
+        'context_builder = lambda memories: "\\n\\n".join(\n'
+        '    f"### Memory {i + 1}:\\n{mem.formatted_content or mem.content}"\n'
+        "    for i, mem in enumerate(memories)\n)\n"
+    ),
+    "idx": (
+        "context_parts = []\n"
+        "for i, entry in enumerate(retrieved_memories, start=1):\n"
+        "    text = entry.formatted_content or entry.content\n"
+        '    context_parts.append(f"---- idx {i} ----\\n{text}")\n'
+        'context = "\\n\\n".join(context_parts)\n'
+    ),
+    "bracket": (
+        "def numbered_context(memories):\n"
+        '    return "\\n\\n".join(\n'
+        '        f"[{i}] {m.formatted_content or m.content}" for i, m in enumerate(memories, start=1)\n'
+        "    )\n"
+    ),
 }
 
 
@@ -1122,8 +1377,13 @@ class Mem0Sim(SimBase):
         chosen = []
         live = list(self.items)
         for fa in facts:
-            ranked = sorted(live, key=lambda iid: (-lexsim(fa.text, self.items[iid]["text"]),
-                                                   hfloat(self.scn.seed, fa.text, iid)))
+            ranked = sorted(
+                live,
+                key=lambda iid: (
+                    -lexsim(fa.text, self.items[iid]["text"]),
+                    hfloat(self.scn.seed, fa.text, iid),
+                ),
+            )
             for iid in ranked[:5]:
                 if iid not in chosen:
                     chosen.append(iid)
@@ -1142,7 +1402,9 @@ class Mem0Sim(SimBase):
         if style == "fenced":
             return "```json\n" + json.dumps(body, ensure_ascii=False, indent=2) + "\n```"
         if style == "preamble":
-            return "Here are the facts I extracted from the conversation:\n" + json.dumps(body, ensure_ascii=False)
+            return "Here are the facts I extracted from the conversation:\n" + json.dumps(
+                body, ensure_ascii=False
+            )
         return json.dumps(body, ensure_ascii=False)
 
     def decision_response(self, body):
@@ -1166,7 +1428,9 @@ class Mem0Sim(SimBase):
             return
         old_ids = self.similar(facts, fu)
         tid = {iid: str(i) for i, iid in enumerate(old_ids)}
-        events = OrderedDict((iid, {"id": tid[iid], "text": self.items[iid]["text"], "event": "NONE"}) for iid in old_ids)
+        events = OrderedDict(
+            (iid, {"id": tid[iid], "text": self.items[iid]["text"], "event": "NONE"}) for iid in old_ids
+        )
         upd = {}
         adds = []
         for fa in facts:
@@ -1178,8 +1442,12 @@ class Mem0Sim(SimBase):
                     adds.append(fa)
             elif same is not None:
                 if self.items[same]["value"] != fa.value:
-                    events[same] = {"id": tid[same], "text": fa.text, "event": "UPDATE",
-                                    "old_memory": self.items[same]["text"]}
+                    events[same] = {
+                        "id": tid[same],
+                        "text": fa.text,
+                        "event": "UPDATE",
+                        "old_memory": self.items[same]["text"],
+                    }
                     upd[same] = fa
             else:
                 adds.append(fa)
@@ -1189,14 +1457,24 @@ class Mem0Sim(SimBase):
                 carrier = [fa for fa in adds if fa.slot == fu.params["carrier"]]
                 if target is not None and carrier:
                     adds.remove(carrier[0])
-                    events[target] = {"id": tid[target], "text": carrier[0].text, "event": "UPDATE",
-                                      "old_memory": self.items[target]["text"]}
+                    events[target] = {
+                        "id": tid[target],
+                        "text": carrier[0].text,
+                        "event": "UPDATE",
+                        "old_memory": self.items[target]["text"],
+                    }
                     upd[target] = carrier[0]
             elif fu.kind == "wrongval":
-                wf = Fact(fu.slot, fu.params["value"], fu.params["text"], fu.params["value"], fu.params["value"])
+                wf = Fact(
+                    fu.slot, fu.params["value"], fu.params["text"], fu.params["value"], fu.params["value"]
+                )
                 if target is not None:
-                    events[target] = {"id": tid[target], "text": wf.text, "event": "UPDATE",
-                                      "old_memory": self.items[target]["text"]}
+                    events[target] = {
+                        "id": tid[target],
+                        "text": wf.text,
+                        "event": "UPDATE",
+                        "old_memory": self.items[target]["text"],
+                    }
                     upd[target] = wf
                 else:
                     adds = [wf if fa.slot == fu.slot else fa for fa in adds]
@@ -1208,26 +1486,35 @@ class Mem0Sim(SimBase):
                     adds = [fa for fa in adds if fa.slot != fu.slot]
             elif fu.kind == "delete":
                 if target is not None:
-                    events[target] = {"id": tid[target], "text": self.items[target]["text"], "event": "DELETE"}
+                    events[target] = {
+                        "id": tid[target],
+                        "text": self.items[target]["text"],
+                        "event": "DELETE",
+                    }
                     upd.pop(target, None)
         old_list = [{"id": tid[iid], "text": self.items[iid]["text"]} for iid in old_ids]
-        body = {"memory": list(events.values()) + [
-            {"id": str(len(old_ids) + j), "text": fa.text, "event": "ADD"} for j, fa in enumerate(adds)]}
+        body = {
+            "memory": list(events.values())
+            + [{"id": str(len(old_ids) + j), "text": fa.text, "event": "ADD"} for j, fa in enumerate(adds)]
+        }
         decision = self.decision_response(body)
         actions = []
         for iid, ev in events.items():
             if ev["event"] == "UPDATE":
                 before = self.memdict(iid)
                 fa = upd[iid]
-                self.items[iid].update(slot=fa.slot, value=fa.value, text=fa.text, check=fa.check,
-                                       ts=m.ts, order=m.index)
+                self.items[iid].update(
+                    slot=fa.slot, value=fa.value, text=fa.text, check=fa.check, ts=m.ts, order=m.index
+                )
                 actions.append({"event": "UPDATE", "before": before, "after": self.memdict(iid)})
             elif ev["event"] == "DELETE":
                 actions.append({"event": "DELETE", "before": self.memdict(iid)})
                 del self.items[iid]
         for j, fa in enumerate(adds):
             iid = det_uuid(self.scn.seed, m.id, j, fa.slot)
-            self.items[iid] = dict(slot=fa.slot, value=fa.value, text=fa.text, check=fa.check, ts=m.ts, order=m.index)
+            self.items[iid] = dict(
+                slot=fa.slot, value=fa.value, text=fa.text, check=fa.check, ts=m.ts, order=m.index
+            )
             actions.append({"event": "ADD", "after": self.memdict(iid)})
         # the order in which mem0 walks the decision list: listed entries first, then additions
         self.emit(("mem0_msg", m, raw, texts, old_list, decision, actions))
@@ -1276,9 +1563,9 @@ class RagSim(SimBase):
 
     def __init__(self, scn, active, log=False):
         super().__init__(scn, active, log)
-        self.buffer = []      # [(msg, text)]
+        self.buffer = []  # [(msg, text)]
         self.total = 0
-        self.docs = []        # dicts: id, content, entries
+        self.docs = []  # dicts: id, content, entries
 
     def snapshot(self):
         return {"message_buffer": [t for _, t in self.buffer], "buffer_total_tokens": self.total}
@@ -1298,7 +1585,7 @@ class RagSim(SimBase):
         text = f"Speaker {m.speaker} (role: {m.role}) says: {m.content}\nTimestamp: {m.ts}"
         etext = text
         if f is not None and f.kind == "trunc":
-            etext = text[:text.index(f.params["anchor"])].rstrip(" ,;:-")
+            etext = text[: text.index(f.params["anchor"])].rstrip(" ,;:-")
         sep = self.cfg["sep"]
         before = self.snapshot()
         doc_entries = None
@@ -1424,7 +1711,7 @@ class LCSim(SimBase):
         before = self.doc()
         etext = text
         if f is not None and f.kind == "trunc":
-            etext = text[:text.index(f.params["anchor"])].rstrip(" ,;:-")
+            etext = text[: text.index(f.params["anchor"])].rstrip(" ,;:-")
         if not (f is not None and f.kind == "drop"):
             self.buffer.append((m, etext))
             self.total += ntok(etext)
@@ -1442,10 +1729,12 @@ class LCSim(SimBase):
         history = self.doc()
         unit = {"entries": list(self.buffer), "content": history}
         self.retrieved[q.qid] = [unit]
-        formatted = ("The following content enclosed in <long_context_memory> tags is the user's "
-                     "historical interaction trajectory so far:\n"
-                     f"<long_context_memory>\n{history}\n</long_context_memory>\n"
-                     "This interaction trajectory is your long-term memory.")
+        formatted = (
+            "The following content enclosed in <long_context_memory> tags is the user's "
+            "historical interaction trajectory so far:\n"
+            f"<long_context_memory>\n{history}\n</long_context_memory>\n"
+            "This interaction trajectory is your long-term memory."
+        )
         self.contexts[q.qid] = build_context(self.cfg, [formatted])
         self.emit(("search", q, history))
 
@@ -1543,7 +1832,8 @@ class Labeler:
                 results[q.qid] = ("AnnotationError", None)
                 continue
             assert is_correct(q, ideal[q.qid]), (
-                f"{scn.name}/{q.qid}: the ideal pipeline fails ({ideal[q.qid]!r} vs {q.gold_pred!r})")
+                f"{scn.name}/{q.qid}: the ideal pipeline fails ({ideal[q.qid]!r} vs {q.gold_pred!r})"
+            )
             if is_correct(q, full[q.qid]):
                 results[q.qid] = (None, None)
                 continue
@@ -1563,8 +1853,10 @@ class Labeler:
             alone_preds, _ = self.run([f.key])
             without, _ = self.run([g.key for g in faults if g is not f])
             touched[f.key] = sorted(
-                q.qid for q in scn.questions
-                if alone_preds[q.qid] != ideal[q.qid] or without[q.qid] != full[q.qid])
+                q.qid
+                for q in scn.questions
+                if alone_preds[q.qid] != ideal[q.qid] or without[q.qid] != full[q.qid]
+            )
         return results, touched, full, pos
 
 
@@ -1576,10 +1868,10 @@ EXTRACTION_PROMPTS = {
     "a": (
         "You organise personal memories. Read the conversation snippet and list every durable fact "
         "about the people in it: jobs, places they live or grew up, family, pets, plans, purchases, "
-        "hobbies, health details, trips and dates. Resolve relative dates (\"yesterday\", \"last "
-        "Friday\") against the message timestamp. Name the person each fact is about. Skip greetings "
-        "and small talk. Answer with JSON only: {\"facts\": [\"...\", \"...\"]}. If there is nothing "
-        "worth keeping, answer {\"facts\": []}."
+        'hobbies, health details, trips and dates. Resolve relative dates ("yesterday", "last '
+        'Friday") against the message timestamp. Name the person each fact is about. Skip greetings '
+        'and small talk. Answer with JSON only: {"facts": ["...", "..."]}. If there is nothing '
+        'worth keeping, answer {"facts": []}.'
     ),
     "b": (
         "Role: memory curator for a long-running chat assistant.\n"
@@ -1588,7 +1880,7 @@ EXTRACTION_PROMPTS = {
         "Rules:\n- one fact per string, third person, include who it is about;\n"
         "- convert relative time expressions to calendar dates using the timestamp;\n"
         "- ignore chit-chat, questions to the assistant and generic advice.\n"
-        "Output format: {\"facts\": [<string>, ...]} and nothing else."
+        'Output format: {"facts": [<string>, ...]} and nothing else.'
     ),
 }
 
@@ -1612,46 +1904,68 @@ UPDATE_PROMPTS = {
 }
 
 QA_PROMPTS = {
-    "a": ("You are answering a question about a person's past conversations using retrieved memories.\n\n"
-          "Memories:\n$context\n\nQuestion: $question\n\n"
-          "Answer in one short sentence. Use only the memories; if they do not contain the answer, say so. "
-          "When memories disagree, trust the most recent one."),
-    "b": ("# Context\n$context\n\n# Instructions\nAnswer the user's question from the context above. "
-          "Dates should be written as day month year. Be brief.\n\n# Question\n$question\n\n# Answer\n"),
-    "c": ("Below are excerpts of earlier chats between the user and you.\n$context\n\n"
-          "Using them, respond to: $question\nReply with a single sentence and no preamble."),
+    "a": (
+        "You are answering a question about a person's past conversations using retrieved memories.\n\n"
+        "Memories:\n$context\n\nQuestion: $question\n\n"
+        "Answer in one short sentence. Use only the memories; if they do not contain the answer, say so. "
+        "When memories disagree, trust the most recent one."
+    ),
+    "b": (
+        "# Context\n$context\n\n# Instructions\nAnswer the user's question from the context above. "
+        "Dates should be written as day month year. Be brief.\n\n# Question\n$question\n\n# Answer\n"
+    ),
+    "c": (
+        "Below are excerpts of earlier chats between the user and you.\n$context\n\n"
+        "Using them, respond to: $question\nReply with a single sentence and no preamble."
+    ),
 }
 
 JUDGE_PROMPTS = {
-    "label": ("Decide whether the generated answer matches the gold answer for the question.\n"
-              "Question: $question\nGold answer: $golden_answers\nGenerated answer: $prediction\n"
-              "Be generous with wording but strict about names, places, numbers and dates. "
-              "Return JSON with a single key \"label\" whose value is CORRECT or WRONG."),
-    "yesno": ("I will give you a question, a correct answer, and a response from a model. Answer yes if "
-              "the response contains the correct answer (equivalent wording is fine) and no otherwise. "
-              "If the response only gives part of a multi-part answer, answer no.\n\n"
-              "Question: $question\nCorrect Answer: $golden_answers\nModel Response: $prediction\n\n"
-              "Is the model response correct? Answer yes or no only."),
-    "right": ("Grade the assistant's answer.\nQuestion: $question\nReference: $golden_answers\n"
-              "Answer: $prediction\nReply RIGHT if the answer agrees with the reference, otherwise reply "
-              "WRONG followed by a short reason."),
-    "score": ("Score the response against the reference trajectory.\nQuery: $question\n"
-              "Reference: $golden_answers\nResponse: $prediction\n"
-              "Give a JSON object in a ```json block with keys \"score\" (1 if the response is correct, 0 "
-              "otherwise) and \"reason\"."),
+    "label": (
+        "Decide whether the generated answer matches the gold answer for the question.\n"
+        "Question: $question\nGold answer: $golden_answers\nGenerated answer: $prediction\n"
+        "Be generous with wording but strict about names, places, numbers and dates. "
+        'Return JSON with a single key "label" whose value is CORRECT or WRONG.'
+    ),
+    "yesno": (
+        "I will give you a question, a correct answer, and a response from a model. Answer yes if "
+        "the response contains the correct answer (equivalent wording is fine) and no otherwise. "
+        "If the response only gives part of a multi-part answer, answer no.\n\n"
+        "Question: $question\nCorrect Answer: $golden_answers\nModel Response: $prediction\n\n"
+        "Is the model response correct? Answer yes or no only."
+    ),
+    "right": (
+        "Grade the assistant's answer.\nQuestion: $question\nReference: $golden_answers\n"
+        "Answer: $prediction\nReply RIGHT if the answer agrees with the reference, otherwise reply "
+        "WRONG followed by a short reason."
+    ),
+    "score": (
+        "Score the response against the reference trajectory.\nQuery: $question\n"
+        "Reference: $golden_answers\nResponse: $prediction\n"
+        'Give a JSON object in a ```json block with keys "score" (1 if the response is correct, 0 '
+        'otherwise) and "reason".'
+    ),
 }
 
 PARSE_SRC = {
-    "label": ("    @classmethod\n    def parse_judge_response(cls, content: str) -> float:\n"
-              "        return float(\"correct\" in content.lower())\n"),
-    "yesno": ("    @classmethod\n    def parse_judge_response(cls, content: str) -> float:\n"
-              "        return float(\"yes\" in content.lower())\n"),
-    "right": ("    @classmethod\n    def parse_judge_response(cls, content: str) -> float:\n"
-              "        return 1.0 if content.strip().upper().startswith(\"RIGHT\") else 0.0\n"),
-    "score": ("    @classmethod\n    def parse_judge_response(cls, content: str) -> float:\n"
-              "        m = re.search(r\"```json\\s*(.*?)\\s*```\", content, re.DOTALL)\n"
-              "        if m:\n            return float(json.loads(m.group(1)).get(\"score\", 0))\n"
-              "        return 0.0\n"),
+    "label": (
+        "    @classmethod\n    def parse_judge_response(cls, content: str) -> float:\n"
+        '        return float("correct" in content.lower())\n'
+    ),
+    "yesno": (
+        "    @classmethod\n    def parse_judge_response(cls, content: str) -> float:\n"
+        '        return float("yes" in content.lower())\n'
+    ),
+    "right": (
+        "    @classmethod\n    def parse_judge_response(cls, content: str) -> float:\n"
+        '        return 1.0 if content.strip().upper().startswith("RIGHT") else 0.0\n'
+    ),
+    "score": (
+        "    @classmethod\n    def parse_judge_response(cls, content: str) -> float:\n"
+        '        m = re.search(r"```json\\s*(.*?)\\s*```", content, re.DOTALL)\n'
+        '        if m:\n            return float(json.loads(m.group(1)).get("score", 0))\n'
+        "        return 0.0\n"
+    ),
 }
 
 FLAVOR_JUDGE = {"locomo": "label", "chat": "label", "lme": "yesno", "diary": "right", "online": "score"}
@@ -1660,8 +1974,11 @@ FLAVOR_JUDGE = {"locomo": "label", "chat": "label", "lme": "yesno", "diary": "ri
 def judge_response(style, q, pred, correct, verbose):
     if style == "label":
         if verbose:
-            why = ("The generated answer gives the same information as the gold answer." if correct else
-                   f"The generated answer does not match the gold answer '{q.gold_text}'.")
+            why = (
+                "The generated answer gives the same information as the gold answer."
+                if correct
+                else f"The generated answer does not match the gold answer '{q.gold_text}'."
+            )
             return json.dumps({"reasoning": why, "label": "CORRECT" if correct else "WRONG"})
         return json.dumps({"label": "CORRECT" if correct else "WRONG"})
     if style == "yesno":
@@ -1669,8 +1986,10 @@ def judge_response(style, q, pred, correct, verbose):
     if style == "right":
         return "RIGHT" if correct else f"WRONG - the reference says {q.gold_text}."
     if style == "score":
-        body = {"score": 1 if correct else 0,
-                "reason": "Consistent with the reference." if correct else f"The reference is {q.gold_text}."}
+        body = {
+            "score": 1 if correct else 0,
+            "reason": "Consistent with the reference." if correct else f"The reference is {q.gold_text}.",
+        }
         return "```json\n" + json.dumps(body, ensure_ascii=False) + "\n```"
     raise ValueError(style)
 
@@ -1694,10 +2013,12 @@ def judge_template_name(scn, q):
 
 PROJECT = {"mem0": "Mem0", "rag": "NaiveRAG", "long_context": "Long-Context"}
 
-MSG_COMMENT = ("An input message fed into the memory pipeline. It triggers the memory system to extract "
-               "valuable information that is worth storing in the memory store. The name denotes the "
-               "speaker of the message, the role denotes the role of the speaker, and the timestamp "
-               "denotes the time when the message is sent.")
+MSG_COMMENT = (
+    "An input message fed into the memory pipeline. It triggers the memory system to extract "
+    "valuable information that is worth storing in the memory store. The name denotes the "
+    "speaker of the message, the role denotes the role of the speaker, and the timestamp "
+    "denotes the time when the message is sent."
+)
 QUERY_COMMENT = "A task query which requires the memory system to retrieve relevant memories."
 MEM_COMMENT = "A memory unit in the memory system."
 
@@ -1741,33 +2062,53 @@ class Recorder:
     def record(self):
         scn, cfg = self.scn, self.cfg
         rs = random.Random(scn.seed * 31 + 7)
-        start = _dt.datetime(2026, rs.randint(1, 4), rs.randint(1, 27), rs.randint(9, 22),
-                             rs.randint(0, 59), rs.randint(0, 59), rs.randint(0, 999) * 1000)
+        start = _dt.datetime(
+            2026,
+            rs.randint(1, 4),
+            rs.randint(1, 27),
+            rs.randint(9, 22),
+            rs.randint(0, 59),
+            rs.randint(0, 59),
+            rs.randint(0, 999) * 1000,
+        )
         CLOCK.reset(start, scn.seed)
         IDS.reset(scn.seed * 1000003 + 11)
         entries = iter(self.log)
-        meta = {"save_dir": f"{cfg['save_root']}/{scn.traj_id}", "layer_type": PROJECT[scn.system],
-                "traj_metadata": scn.traj_meta, "traced_data_save_dir": "traced_data",
-                "dataset_cls": FLAVORS[scn.flavor]["dataset"]}
-        with comment_graph(user_id=scn.traj_id, project_id=PROJECT[scn.system], strict=True, metadata=meta) as graph:
+        meta = {
+            "save_dir": f"{cfg['save_root']}/{scn.traj_id}",
+            "layer_type": PROJECT[scn.system],
+            "traj_metadata": scn.traj_meta,
+            "traced_data_save_dir": "traced_data",
+            "dataset_cls": FLAVORS[scn.flavor]["dataset"],
+        }
+        with comment_graph(
+            user_id=scn.traj_id, project_id=PROJECT[scn.system], strict=True, metadata=meta
+        ) as graph:
             self.graph = graph
             sess_cm = None
             for e in entries:
                 tag = e[0]
                 if tag == "session":
                     s = scn.sessions[e[1]]
-                    sess_cm = comment_session(session_id=s["id"], comment=f"It is the {e[1] + 1}th conversational session.",
-                                              category="memory_construction", metadata=s["meta"])
+                    sess_cm = comment_session(
+                        session_id=s["id"],
+                        comment=f"It is the {e[1] + 1}th conversational session.",
+                        category="memory_construction",
+                        metadata=s["meta"],
+                    )
                     sess_cm.__enter__()
                 elif tag == "session_end":
                     _exit(sess_cm)
                     sess_cm = None
                 elif tag == "final_session":
                     sess_cm = comment_session(
-                        comment=("It is the finalization stage of memory construction. This stage ensures all "
-                                 "messages have been fully ingested into the memory layer and the internal "
-                                 "memory state is consistent."),
-                        category="memory_construction")
+                        comment=(
+                            "It is the finalization stage of memory construction. This stage ensures all "
+                            "messages have been fully ingested into the memory layer and the internal "
+                            "memory state is consistent."
+                        ),
+                        category="memory_construction",
+                    )
                     sess_cm.__enter__()
                 elif tag == "construction_end":
                     if sess_cm is not None:
@@ -1784,7 +2125,7 @@ class Recorder:
                 elif tag == "lc_msg":
                     self.lc_message(*e[1:])
                     CLOCK.advance(200, 260)
-                elif tag == "search":       # online evaluation inside the construction stage
+                elif tag == "search":  # online evaluation inside the construction stage
                     self.online_search(e[1], e[2])
                 elif tag == "answer":
                     self.online_answer(*e[1:])
@@ -1798,9 +2139,11 @@ class Recorder:
         g2 = _roundtrip(graph)
         with comment_graph(graph=g2) as graph:
             self.graph = graph
-            with comment_session(category="memory_search",
-                                 comment="Based on a list of questions, we search the memory for each question.",
-                                 metadata={"top_k": cfg["top_k"], "strict": False}):
+            with comment_session(
+                category="memory_search",
+                comment="Based on a list of questions, we search the memory for each question.",
+                metadata={"top_k": cfg["top_k"], "strict": False},
+            ):
                 for e in entries:
                     if e[0] == "search_end":
                         break
@@ -1813,36 +2156,63 @@ class Recorder:
         with comment_graph(graph=g3) as graph:
             self.graph = graph
             with comment_session(
-                    category="memory_evaluation",
-                    comment=("Evaluate the memory layer by checking whether the question-answering model can "
-                             "generate the correct answer based on the retrieved memories."),
-                    metadata={"qa_model": cfg["qa_model"], "judge_model": cfg["judge_model"],
-                              "qa_batch_size": cfg.get("qa_batch", 4), "judge_batch_size": cfg.get("judge_batch", 4),
-                              "add_question_timestamp": False}):
+                category="memory_evaluation",
+                comment=(
+                    "Evaluate the memory layer by checking whether the question-answering model can "
+                    "generate the correct answer based on the retrieved memories."
+                ),
+                metadata={
+                    "qa_model": cfg["qa_model"],
+                    "judge_model": cfg["judge_model"],
+                    "qa_batch_size": cfg.get("qa_batch", 4),
+                    "judge_batch_size": cfg.get("judge_batch", 4),
+                    "add_question_timestamp": False,
+                },
+            ):
                 runtime_qa_template = comment_variable(
-                    QA_PROMPTS[cfg["qa_prompt"]], to_runtime=True, id_strategy=lambda v: cfg["qa_prompt_name"],
-                    comment=("The prompt template for the question-answering model. It is a `string.Template` "
-                             "object with `$question` and `$context` placeholders."),
-                    category="prompt", metadata={"op_type": "question-answering"})
+                    QA_PROMPTS[cfg["qa_prompt"]],
+                    to_runtime=True,
+                    id_strategy=lambda v: cfg["qa_prompt_name"],
+                    comment=(
+                        "The prompt template for the question-answering model. It is a `string.Template` "
+                        "object with `$question` and `$context` placeholders."
+                    ),
+                    category="prompt",
+                    metadata={"op_type": "question-answering"},
+                )
                 answers = []
                 for e in entries:
                     if e[0] == "eval_end":
                         break
                     assert e[0] == "answer"
                     answers.append(e[1:])
-                CLOCK.advance(1500, 9000)        # the batched question-answering calls
+                CLOCK.advance(1500, 9000)  # the batched question-answering calls
                 for q, context, trace_ids, pred in answers:
-                    self.qa_op(q, context, trace_ids, pred, runtime_qa_template, CTX_BUILDER_SRC[cfg.get("ctx_builder", "default")])
+                    self.qa_op(
+                        q,
+                        context,
+                        trace_ids,
+                        pred,
+                        runtime_qa_template,
+                        CTX_BUILDER_SRC[cfg.get("ctx_builder", "default")],
+                    )
                 # the judge runs per template group, in order of first appearance
                 groups = OrderedDict()
                 for q, _, _, pred in answers:
                     groups.setdefault(judge_template_name(scn, q), []).append((q, pred))
                 for tname, items in groups.items():
                     runtime_judge_template = comment_variable(
-                        JUDGE_PROMPTS[self.flavor_judge], to_runtime=True, id_strategy=lambda _: tname,
-                        comment=("The prompt template for the judge model. It is a `string.Template` object with "
-                                 "`$question`, `$prediction`, and `$golden_answers` placeholders."),
-                        category="prompt", class_name="judge_prompt", metadata={"op_type": "llm-judge"})
+                        JUDGE_PROMPTS[self.flavor_judge],
+                        to_runtime=True,
+                        id_strategy=lambda _: tname,
+                        comment=(
+                            "The prompt template for the judge model. It is a `string.Template` object with "
+                            "`$question`, `$prediction`, and `$golden_answers` placeholders."
+                        ),
+                        category="prompt",
+                        class_name="judge_prompt",
+                        metadata={"op_type": "llm-judge"},
+                    )
                     CLOCK.advance(1200, 6000)
                     for q, pred in items:
                         self.judge_op(q, pred, runtime_judge_template)
@@ -1852,63 +2222,109 @@ class Recorder:
     # ---- Mem0 -------------------------------------------------------------------------------
     def update_instruction(self, old_list, facts):
         template = UPDATE_PROMPTS[self.cfg.get("update_prompt", "a")]
-        comment_variable(template, variable_name="custom_update_memory_prompt",
-                         id_strategy=lambda x: "memory-update-decision-prompt", category="prompt",
-                         comment=("A prompt template for the memory system to decide whether to add, update, "
-                                  "delete, or not change the memory based on the new extracted facts and the "
-                                  "existing memories similar to them."),
-                         metadata={"op_type": "update"})
-        comment_variable(f"Find {len(old_list)} existing memories similar to the new extracted facts.",
-                         variable_name="existing_memories", category="similar_memories", class_name="existing_memories",
-                         comment=("For each fact, the memory system retrieves top-k similar memories from the "
-                                  "existing memory store and merges them into this variable. It only states how "
-                                  "many were found; the instruction below carries their text."))
+        comment_variable(
+            template,
+            variable_name="custom_update_memory_prompt",
+            id_strategy=lambda x: "memory-update-decision-prompt",
+            category="prompt",
+            comment=(
+                "A prompt template for the memory system to decide whether to add, update, "
+                "delete, or not change the memory based on the new extracted facts and the "
+                "existing memories similar to them."
+            ),
+            metadata={"op_type": "update"},
+        )
+        comment_variable(
+            f"Find {len(old_list)} existing memories similar to the new extracted facts.",
+            variable_name="existing_memories",
+            category="similar_memories",
+            class_name="existing_memories",
+            comment=(
+                "For each fact, the memory system retrieves top-k similar memories from the "
+                "existing memory store and merges them into this variable. It only states how "
+                "many were found; the instruction below carries their text."
+            ),
+        )
         if old_list:
-            current = ("Below is the current content of my memory which I have collected till now. "
-                       f"You have to update it in the following format only:\n\n```\n{old_list}\n```\n")
+            current = (
+                "Below is the current content of my memory which I have collected till now. "
+                f"You have to update it in the following format only:\n\n```\n{old_list}\n```\n"
+            )
         else:
             current = "Current memory is empty.\n"
-        return (f"{template}\n\n{current}\nThe new retrieved facts are mentioned in the triple backticks. "
-                "You have to analyze the new retrieved facts and determine whether these facts should be added, "
-                f"updated, or deleted in the memory.\n\n```\n{facts}\n```\n\n"
-                "Return JSON only: {\"memory\": [{\"id\": \"<id>\", \"text\": \"<content>\", "
-                "\"event\": \"ADD|UPDATE|DELETE|NONE\", \"old_memory\": \"<previous content, UPDATE only>\"}]}")
+        return (
+            f"{template}\n\n{current}\nThe new retrieved facts are mentioned in the triple backticks. "
+            "You have to analyze the new retrieved facts and determine whether these facts should be added, "
+            f"updated, or deleted in the memory.\n\n```\n{facts}\n```\n\n"
+            'Return JSON only: {"memory": [{"id": "<id>", "text": "<content>", '
+            '"event": "ADD|UPDATE|DELETE|NONE", "old_memory": "<previous content, UPDATE only>"}]}'
+        )
 
     def mem0_message(self, m, raw, texts, old_list, decision, actions):
         cfg = self.cfg
         if cfg.get("raw_input_style") == "string":
-            payload = (f"{m.content}\nBelow is this message's metadata:\nSpeaker Name: {m.speaker}\n"
-                       f"Speaker Role: {m.role}\nTimestamp: {m.ts}\n")
-            comment_variable(payload, variable_name="raw_input_1", id_strategy=lambda _: m.id, category="message",
-                             metadata={**m.meta, "timestamp": m.ts, "speakers": m.speaker}, comment=MSG_COMMENT)
+            payload = (
+                f"{m.content}\nBelow is this message's metadata:\nSpeaker Name: {m.speaker}\n"
+                f"Speaker Role: {m.role}\nTimestamp: {m.ts}\n"
+            )
+            comment_variable(
+                payload,
+                variable_name="raw_input_1",
+                id_strategy=lambda _: m.id,
+                category="message",
+                metadata={**m.meta, "timestamp": m.ts, "speakers": m.speaker},
+                comment=MSG_COMMENT,
+            )
         else:
-            text = (f"{m.content}\nBelow is this message's metadata:\nSpeaker Name: {m.speaker}\n"
-                    f"Speaker Role: {m.role}\n")
-            comment_variable({"content": text, "name": m.speaker, "role": m.role, "timestamp": m.ts},
-                             variable_name="raw_input_1", id_strategy=lambda _: m.id, encoding_fn=JSON_ENC,
-                             category="message", metadata={**m.meta, "timestamp": m.ts, "speakers": m.speaker},
-                             comment=MSG_COMMENT)
+            text = (
+                f"{m.content}\nBelow is this message's metadata:\nSpeaker Name: {m.speaker}\n"
+                f"Speaker Role: {m.role}\n"
+            )
+            comment_variable(
+                {"content": text, "name": m.speaker, "role": m.role, "timestamp": m.ts},
+                variable_name="raw_input_1",
+                id_strategy=lambda _: m.id,
+                encoding_fn=JSON_ENC,
+                category="message",
+                metadata={**m.meta, "timestamp": m.ts, "speakers": m.speaker},
+                comment=MSG_COMMENT,
+            )
         ctx = current_context()
         raw_inputs = ctx.query_variables(category="message")
         runtime_system_prompt = comment_variable(
-            EXTRACTION_PROMPTS[cfg.get("extract_prompt", "a")], to_runtime=True,
-            id_strategy=lambda x: "fact-extraction-system-prompt", category="prompt",
-            comment=("A fact extraction system prompt for the memory system to extract a list of facts from a "
-                     "given conversation snippet."),
-            metadata={"op_type": "extraction"})
-        link_comment = ("The large language model extracts facts from a conversation snippet based on the given "
-                        "conversation snippet and the fact extraction system prompt.")
+            EXTRACTION_PROMPTS[cfg.get("extract_prompt", "a")],
+            to_runtime=True,
+            id_strategy=lambda x: "fact-extraction-system-prompt",
+            category="prompt",
+            comment=(
+                "A fact extraction system prompt for the memory system to extract a list of facts from a "
+                "given conversation snippet."
+            ),
+            metadata={"op_type": "extraction"},
+        )
+        link_comment = (
+            "The large language model extracts facts from a conversation snippet based on the given "
+            "conversation snippet and the fact extraction system prompt."
+        )
         with comment_op_scope(
-                op_name="memory_system.extract_facts", category="extraction",
-                comment=("Extract facts from a conversation snippet using an LLM. Please note that these extracted "
-                         "facts are initially without timestamps, which will be added later when the memory unit "
-                         "is created or updated."),
-                metadata={"llm_model": cfg["llm_model"]}) as op:
+            op_name="memory_system.extract_facts",
+            category="extraction",
+            comment=(
+                "Extract facts from a conversation snippet using an LLM. Please note that these extracted "
+                "facts are initially without timestamps, which will be added later when the memory unit "
+                "is created or updated."
+            ),
+            metadata={"llm_model": cfg["llm_model"]},
+        ) as op:
             self.op_ids[("extract", m.id)] = op.op_id
             CLOCK.advance(500, 2600)
-            runtime_raw = comment_variable(raw, to_runtime=True, class_name="raw_fact_extraction_response",
-                                           category="llm_response",
-                                           comment="A raw fact extraction response from a large language model.")
+            runtime_raw = comment_variable(
+                raw,
+                to_runtime=True,
+                class_name="raw_fact_extraction_response",
+                category="llm_response",
+                comment="A raw fact extraction response from a large language model.",
+            )
             if cfg.get("link_order") == "prompt_first":
                 comment_link(source=runtime_system_prompt, target=runtime_raw, comment=link_comment)
                 for ri in raw_inputs:
@@ -1919,206 +2335,398 @@ class Recorder:
                 comment_link(source=runtime_system_prompt, target=runtime_raw, comment=link_comment)
             removed = remove_code_blocks(raw)
             runtime_removed = comment_variable(
-                removed, to_runtime=True, class_name="fact_extraction_response_with_code_block_removing",
-                id_strategy=lambda x: runtime_raw.name, category="llm_response",
-                comment="A post-processed fact extraction response from a large language model.")
-            comment_link(source=runtime_raw, target=runtime_removed,
-                         comment=("A link between the raw response and the post-processed response using the "
-                                  "function `remove_code_blocks`."),
-                         edge_metadata={"source_code": REMOVE_CODE_BLOCKS_SRC})
+                removed,
+                to_runtime=True,
+                class_name="fact_extraction_response_with_code_block_removing",
+                id_strategy=lambda x: runtime_raw.name,
+                category="llm_response",
+                comment="A post-processed fact extraction response from a large language model.",
+            )
+            comment_link(
+                source=runtime_raw,
+                target=runtime_removed,
+                comment=(
+                    "A link between the raw response and the post-processed response using the "
+                    "function `remove_code_blocks`."
+                ),
+                edge_metadata={"source_code": REMOVE_CODE_BLOCKS_SRC},
+            )
             try:
                 facts = json.loads(removed)["facts"]
                 runtime_facts = comment_variable(
-                    facts, to_runtime=True, id_strategy=lambda x: runtime_raw.name, class_name="extracted_facts",
+                    facts,
+                    to_runtime=True,
+                    id_strategy=lambda x: runtime_raw.name,
+                    class_name="extracted_facts",
                     category="llm_response",
-                    comment="A list of extracted facts from a conversation snippet using the function `json.loads`.")
-                comment_link(source=runtime_removed, target=runtime_facts,
-                             comment=f"The large language model extracts {len(facts)} facts from a conversation snippet.")
+                    comment="A list of extracted facts from a conversation snippet using the function `json.loads`.",
+                )
+                comment_link(
+                    source=runtime_removed,
+                    target=runtime_facts,
+                    comment=f"The large language model extracts {len(facts)} facts from a conversation snippet.",
+                )
             except json.JSONDecodeError:
                 extracted = extract_json(removed)
                 facts = json.loads(extracted)["facts"]
                 runtime_extracted = comment_variable(
-                    extracted, to_runtime=True,
+                    extracted,
+                    to_runtime=True,
                     class_name="fact_extraction_response_with_code_block_removing_and_json_content_extraction",
                     category="llm_response",
-                    comment="A post-processed fact extraction response from a large language model.")
-                comment_link(source=runtime_removed, target=runtime_extracted,
-                             comment=("If direct JSON parsing fails due to `json.JSONDecodeError`, the memory system "
-                                      "extracts the JSON content from the response using the function `extract_json`."),
-                             edge_metadata={"source_code": EXTRACT_JSON_SRC})
+                    comment="A post-processed fact extraction response from a large language model.",
+                )
+                comment_link(
+                    source=runtime_removed,
+                    target=runtime_extracted,
+                    comment=(
+                        "If direct JSON parsing fails due to `json.JSONDecodeError`, the memory system "
+                        "extracts the JSON content from the response using the function `extract_json`."
+                    ),
+                    edge_metadata={"source_code": EXTRACT_JSON_SRC},
+                )
                 runtime_facts = comment_variable(
-                    facts, to_runtime=True, id_strategy=lambda x: runtime_raw.name, class_name="extracted_facts",
+                    facts,
+                    to_runtime=True,
+                    id_strategy=lambda x: runtime_raw.name,
+                    class_name="extracted_facts",
                     category="llm_response",
-                    comment="A list of extracted facts from a conversation snippet using the function `json.loads`.")
-                comment_link(source=runtime_extracted, target=runtime_facts,
-                             comment=f"The large language model extracts {len(facts)} facts from a conversation snippet.")
+                    comment="A list of extracted facts from a conversation snippet using the function `json.loads`.",
+                )
+                comment_link(
+                    source=runtime_extracted,
+                    target=runtime_facts,
+                    comment=f"The large language model extracts {len(facts)} facts from a conversation snippet.",
+                )
         assert facts == texts
-        CLOCK.advance(15, 120)          # embedding + similarity search over the store (untraced)
-        with comment_op_scope(op_name="memory_system.update_memory_decision", category="update",
-                              comment="Decide how to update the memory store using a large language model.",
-                              metadata={"llm_model": cfg["llm_model"]}) as op:
+        CLOCK.advance(15, 120)  # embedding + similarity search over the store (untraced)
+        with comment_op_scope(
+            op_name="memory_system.update_memory_decision",
+            category="update",
+            comment="Decide how to update the memory store using a large language model.",
+            metadata={"llm_model": cfg["llm_model"]},
+        ) as op:
             self.op_ids[("update", m.id)] = op.op_id
             if facts:
                 instruction = self.update_instruction(old_list, facts)
                 runtime_fcp = comment_variable(
-                    instruction, to_runtime=True, class_name="memory_update_task_instruction", category="prompt",
-                    comment=("A concrete memory update task instruction that merges the newly extracted facts, the "
-                             "retrieved existing memories, and the memory update prompt template."),
-                    metadata={"op_type": "update"})
+                    instruction,
+                    to_runtime=True,
+                    class_name="memory_update_task_instruction",
+                    category="prompt",
+                    comment=(
+                        "A concrete memory update task instruction that merges the newly extracted facts, the "
+                        "retrieved existing memories, and the memory update prompt template."
+                    ),
+                    metadata={"op_type": "update"},
+                )
                 runtime_existing = ctx.get_variable("existing_memories")
                 runtime_template = ctx.get_variable("custom_update_memory_prompt")
-                comment_link(source=runtime_facts, target=runtime_fcp,
-                             comment=("The newly extracted facts are inserted into the concrete memory update task "
-                                      "instruction so the model can compare them against the existing memory store."))
-                comment_link(source=runtime_existing, target=runtime_fcp,
-                             comment=("The retrieved existing memories are inserted into the concrete memory update "
-                                      "task instruction."))
-                comment_link(source=runtime_template, target=runtime_fcp,
-                             comment="The memory update prompt template provides the decision rules.")
+                comment_link(
+                    source=runtime_facts,
+                    target=runtime_fcp,
+                    comment=(
+                        "The newly extracted facts are inserted into the concrete memory update task "
+                        "instruction so the model can compare them against the existing memory store."
+                    ),
+                )
+                comment_link(
+                    source=runtime_existing,
+                    target=runtime_fcp,
+                    comment=(
+                        "The retrieved existing memories are inserted into the concrete memory update "
+                        "task instruction."
+                    ),
+                )
+                comment_link(
+                    source=runtime_template,
+                    target=runtime_fcp,
+                    comment="The memory update prompt template provides the decision rules.",
+                )
                 ctx.remove_variable("existing_memories")
                 ctx.remove_variable("custom_update_memory_prompt")
                 CLOCK.advance(800, 3400)
-                runtime_rawd = comment_variable(decision, to_runtime=True, class_name="raw_memory_update_decision",
-                                                category="llm_response",
-                                                comment="A raw memory update decision response from a large language model.")
-                comment_link(source=runtime_fcp, target=runtime_rawd,
-                             comment=("The large language model reads the concrete memory update task instruction "
-                                      "and generates a memory update decision."))
+                runtime_rawd = comment_variable(
+                    decision,
+                    to_runtime=True,
+                    class_name="raw_memory_update_decision",
+                    category="llm_response",
+                    comment="A raw memory update decision response from a large language model.",
+                )
+                comment_link(
+                    source=runtime_fcp,
+                    target=runtime_rawd,
+                    comment=(
+                        "The large language model reads the concrete memory update task instruction "
+                        "and generates a memory update decision."
+                    ),
+                )
                 removed_d = remove_code_blocks(decision)
                 actions_dict = json.loads(removed_d)
                 runtime_removed_d = comment_variable(
-                    removed_d, to_runtime=True, class_name="memory_update_decision_with_code_block_removing",
+                    removed_d,
+                    to_runtime=True,
+                    class_name="memory_update_decision_with_code_block_removing",
                     category="llm_response",
-                    comment="A post-processed memory update decision response from a large language model.")
-                comment_link(source=runtime_rawd, target=runtime_removed_d,
-                             comment=("A link between the raw response and the post-processed memory update decision "
-                                      "response using the function `remove_code_blocks`."),
-                             edge_metadata={"source_code": REMOVE_CODE_BLOCKS_SRC})
+                    comment="A post-processed memory update decision response from a large language model.",
+                )
+                comment_link(
+                    source=runtime_rawd,
+                    target=runtime_removed_d,
+                    comment=(
+                        "A link between the raw response and the post-processed memory update decision "
+                        "response using the function `remove_code_blocks`."
+                    ),
+                    edge_metadata={"source_code": REMOVE_CODE_BLOCKS_SRC},
+                )
                 runtime_actions = comment_variable(
-                    actions_dict, variable_name="new_memories_with_actions", to_runtime=True, class_name="update_action",
-                    encoding_fn=JSON_ENC, decoding_fn=json.loads, category="llm_response",
-                    comment="A list of memory update actions generated from a large language model.")
-                comment_link(source=runtime_removed_d, target=runtime_actions,
-                             comment=(f"The LLM generates {len(actions_dict.get('memory', []))} memory update actions. "
-                                      "Note that some actions may be invalid; invalid actions are ignored."))
+                    actions_dict,
+                    variable_name="new_memories_with_actions",
+                    to_runtime=True,
+                    class_name="update_action",
+                    encoding_fn=JSON_ENC,
+                    decoding_fn=json.loads,
+                    category="llm_response",
+                    comment="A list of memory update actions generated from a large language model.",
+                )
+                comment_link(
+                    source=runtime_removed_d,
+                    target=runtime_actions,
+                    comment=(
+                        f"The LLM generates {len(actions_dict.get('memory', []))} memory update actions. "
+                        "Note that some actions may be invalid; invalid actions are ignored."
+                    ),
+                )
             else:
                 runtime_actions = comment_variable(
-                    {}, variable_name="new_memories_with_actions", to_runtime=True, class_name="update_action",
-                    encoding_fn=json.dumps, decoding_fn=json.loads, category="llm_response",
-                    comment="An empty list of memory update actions.")
-                comment_link(source=runtime_facts, target=runtime_actions,
-                             comment=("No new facts are extracted from the conversation snippet, so the memory update "
-                                      "actions are empty."))
-            mem_opts = {"id_strategy": "mem0-dict", "category": "memory_entry", "encoding_fn": JSON_ENC,
-                        "decoding_fn": json.loads, "comment": MEM_COMMENT}
+                    {},
+                    variable_name="new_memories_with_actions",
+                    to_runtime=True,
+                    class_name="update_action",
+                    encoding_fn=json.dumps,
+                    decoding_fn=json.loads,
+                    category="llm_response",
+                    comment="An empty list of memory update actions.",
+                )
+                comment_link(
+                    source=runtime_facts,
+                    target=runtime_actions,
+                    comment=(
+                        "No new facts are extracted from the conversation snippet, so the memory update "
+                        "actions are empty."
+                    ),
+                )
+            mem_opts = {
+                "id_strategy": "mem0-dict",
+                "category": "memory_entry",
+                "encoding_fn": JSON_ENC,
+                "decoding_fn": json.loads,
+                "comment": MEM_COMMENT,
+            }
             for act in actions:
                 if act["event"] == "ADD":
                     mid = act["after"]["id"]
-                    comment_link(source=runtime_actions, target=(act["after"], dict(mem_opts)),
-                                 comment=(f"Based on the LLM's memory update decision, a new memory entry '{mid}' is "
-                                          "created and added to the memory store."))
+                    comment_link(
+                        source=runtime_actions,
+                        target=(act["after"], dict(mem_opts)),
+                        comment=(
+                            f"Based on the LLM's memory update decision, a new memory entry '{mid}' is "
+                            "created and added to the memory store."
+                        ),
+                    )
                 elif act["event"] == "UPDATE":
                     snapshot = dict(act["before"])
                     with comment_mutation(
-                            target=snapshot, inputs=[ctx.get_variable("new_memories_with_actions")],
-                            id_strategy="mem0-dict", encoding_fn=JSON_ENC, decoding_fn=json.loads,
-                            mutation_comment=(f"Based on the LLM's memory update decision, an existing memory unit "
-                                              f"'{snapshot['id']}' is updated."),
-                            mutation_category="llm_response", reuse_op=True):
+                        target=snapshot,
+                        inputs=[ctx.get_variable("new_memories_with_actions")],
+                        id_strategy="mem0-dict",
+                        encoding_fn=JSON_ENC,
+                        decoding_fn=json.loads,
+                        mutation_comment=(
+                            f"Based on the LLM's memory update decision, an existing memory unit "
+                            f"'{snapshot['id']}' is updated."
+                        ),
+                        mutation_category="llm_response",
+                        reuse_op=True,
+                    ):
                         snapshot["memory"] = act["after"]["memory"]
                         snapshot["timestamp"] = act["after"]["timestamp"]
                 elif act["event"] == "DELETE":
-                    marker = comment_variable("DELETED", to_runtime=True,
-                                              comment="It marks the memory unit is deleted successfully.",
-                                              class_name="delete_marker", category="marker")
-                    comment_link(source=(act["before"], dict(mem_opts)), target=marker,
-                                 comment=f"The memory unit '{act['before']['id']}' is deleted successfully.")
+                    marker = comment_variable(
+                        "DELETED",
+                        to_runtime=True,
+                        comment="It marks the memory unit is deleted successfully.",
+                        class_name="delete_marker",
+                        category="marker",
+                    )
+                    comment_link(
+                        source=(act["before"], dict(mem_opts)),
+                        target=marker,
+                        comment=f"The memory unit '{act['before']['id']}' is deleted successfully.",
+                    )
         ctx.remove_variable("new_memories_with_actions")
         ctx.remove_variable("raw_input_1")
 
     # ---- NaiveRAG --------------------------------------------------------------------------
     def rag_meta(self):
         c = self.cfg
-        return {"deferred": c["deferred"], "max_tokens": c["max_tokens"], "num_overlap_msgs": c["overlap"],
-                "message_separator": c["sep"], "llm_model_for_tokenizer": c["llm_model"]}
+        return {
+            "deferred": c["deferred"],
+            "max_tokens": c["max_tokens"],
+            "num_overlap_msgs": c["overlap"],
+            "message_separator": c["sep"],
+            "llm_model_for_tokenizer": c["llm_model"],
+        }
 
     def raw_input(self, m, text):
         return comment_variable(
-            {"content": text, "name": m.speaker, "role": m.role, "timestamp": m.ts}, to_runtime=True,
-            id_strategy=lambda _: m.id, encoding_fn=JSON_ENC, decoding_fn=json.loads, category="message",
-            metadata={**m.meta, "timestamp": m.ts, "speakers": m.speaker}, comment=MSG_COMMENT)
+            {"content": text, "name": m.speaker, "role": m.role, "timestamp": m.ts},
+            to_runtime=True,
+            id_strategy=lambda _: m.id,
+            encoding_fn=JSON_ENC,
+            decoding_fn=json.loads,
+            category="message",
+            metadata={**m.meta, "timestamp": m.ts, "speakers": m.speaker},
+            comment=MSG_COMMENT,
+        )
 
     def rag_add_doc(self, doc, runtime_doc):
-        comment_op(inputs=[runtime_doc],
-                   outputs=[({"content": doc["content"], "id": doc["id"]},
-                             {"id_strategy": "naive-rag-dict", "category": "memory_entry", "encoding_fn": JSON_ENC,
-                              "decoding_fn": json.loads})],
-                   op_name="memory_system.add", category="update",
-                   comment="The buffered document is embedded into a memory unit. The memory unit is added into the memory store.")
+        comment_op(
+            inputs=[runtime_doc],
+            outputs=[
+                (
+                    {"content": doc["content"], "id": doc["id"]},
+                    {
+                        "id_strategy": "naive-rag-dict",
+                        "category": "memory_entry",
+                        "encoding_fn": JSON_ENC,
+                        "decoding_fn": json.loads,
+                    },
+                )
+            ],
+            op_name="memory_system.add",
+            category="update",
+            comment="The buffered document is embedded into a memory unit. The memory unit is added into the memory store.",
+        )
 
     def rag_message(self, m, text, before, after, doc):
         cfg = self.cfg
         runtime_raw_input = self.raw_input(m, text)
         buffer_snapshot = copy.deepcopy(before)
         runtime_buffer = comment_variable(
-            buffer_snapshot, to_runtime=True, id_strategy=lambda _: "message-buffer", encoding_fn=JSON_ENC,
-            decoding_fn=json.loads, category="message_buffer",
-            comment="A message buffer that stores messages not yet processed by the memory system. Its data structure is a list.")
+            buffer_snapshot,
+            to_runtime=True,
+            id_strategy=lambda _: "message-buffer",
+            encoding_fn=JSON_ENC,
+            decoding_fn=json.loads,
+            category="message_buffer",
+            comment="A message buffer that stores messages not yet processed by the memory system. Its data structure is a list.",
+        )
         with comment_op_scope(
-                op_name="memory_system.message_buffer_update", category="update",
-                comment=("Merge a new input message into the current message buffer and, when the buffer is ready, "
-                         "emit a memory unit that aggregates recent messages for the memory system to store."),
-                metadata=self.rag_meta()) as op:
+            op_name="memory_system.message_buffer_update",
+            category="update",
+            comment=(
+                "Merge a new input message into the current message buffer and, when the buffer is ready, "
+                "emit a memory unit that aggregates recent messages for the memory system to store."
+            ),
+            metadata=self.rag_meta(),
+        ) as op:
             self.op_ids[("buffer", m.id)] = op.op_id
             with comment_mutation(
-                    target=buffer_snapshot, inputs=[runtime_raw_input], id_strategy=lambda _: "message-buffer",
-                    encoding_fn=JSON_ENC, decoding_fn=json.loads, category="message_buffer",
-                    mutation_comment=("Add a new input message into the current message buffer. The message buffer is "
-                                      "updated and the oldest messages may be trimmed so that the buffer stays within "
-                                      f"the configured overlap ({cfg['overlap']}) and max-token budgets ({cfg['max_tokens']})."),
-                    mutation_category="update", reuse_op=True):
+                target=buffer_snapshot,
+                inputs=[runtime_raw_input],
+                id_strategy=lambda _: "message-buffer",
+                encoding_fn=JSON_ENC,
+                decoding_fn=json.loads,
+                category="message_buffer",
+                mutation_comment=(
+                    "Add a new input message into the current message buffer. The message buffer is "
+                    "updated and the oldest messages may be trimmed so that the buffer stays within "
+                    f"the configured overlap ({cfg['overlap']}) and max-token budgets ({cfg['max_tokens']})."
+                ),
+                mutation_category="update",
+                reuse_op=True,
+            ):
                 buffer_snapshot["message_buffer"] = list(after["message_buffer"])
                 buffer_snapshot["buffer_total_tokens"] = after["buffer_total_tokens"]
             if doc is not None:
                 CLOCK.advance(40, 300)
                 runtime_doc = comment_variable(
-                    doc["content"], to_runtime=True, class_name="temporary_variable", category="temporary_variable",
-                    comment=("A temporary variable that holds the buffered document emitted from the message buffer. "
-                             "It will serve as the content of a memory unit."))
-                comment_op(inputs=[runtime_raw_input, runtime_buffer], outputs=[runtime_doc], category="extraction",
-                           comment="The new input message joins the previous message buffer state to produce a buffered document.",
-                           reuse_op=True)
+                    doc["content"],
+                    to_runtime=True,
+                    class_name="temporary_variable",
+                    category="temporary_variable",
+                    comment=(
+                        "A temporary variable that holds the buffered document emitted from the message buffer. "
+                        "It will serve as the content of a memory unit."
+                    ),
+                )
+                comment_op(
+                    inputs=[runtime_raw_input, runtime_buffer],
+                    outputs=[runtime_doc],
+                    category="extraction",
+                    comment="The new input message joins the previous message buffer state to produce a buffered document.",
+                    reuse_op=True,
+                )
                 self.rag_add_doc(doc, runtime_doc)
 
     def rag_flush(self, before, after, doc):
         buffer_snapshot = copy.deepcopy(before)
         runtime_buffer = comment_variable(
-            buffer_snapshot, to_runtime=True, encoding_fn=JSON_ENC, id_strategy=lambda _: "message-buffer",
+            buffer_snapshot,
+            to_runtime=True,
+            encoding_fn=JSON_ENC,
+            id_strategy=lambda _: "message-buffer",
             category="message_buffer",
-            comment="A message buffer that stores messages not yet processed by the memory system. Its data structure is a list.")
+            comment="A message buffer that stores messages not yet processed by the memory system. Its data structure is a list.",
+        )
         with comment_op_scope(
-                op_name="memory_system.message_buffer_update", category="update",
-                comment=("Finalize the current message buffer at the end of the conversation. Any remaining buffered "
-                         "messages are aggregated into a last buffered document that forms a new memory unit, and "
-                         "the message buffer is then cleared."),
-                metadata=self.rag_meta()):
+            op_name="memory_system.message_buffer_update",
+            category="update",
+            comment=(
+                "Finalize the current message buffer at the end of the conversation. Any remaining buffered "
+                "messages are aggregated into a last buffered document that forms a new memory unit, and "
+                "the message buffer is then cleared."
+            ),
+            metadata=self.rag_meta(),
+        ):
             if doc is not None:
                 CLOCK.advance(40, 300)
                 runtime_doc = comment_variable(
-                    doc["content"], to_runtime=True, class_name="temporary_variable", category="temporary_variable",
-                    comment=("A temporary variable that holds the buffered document emitted from the message buffer. "
-                             "It will serve as the content of a memory unit."))
-                comment_op(inputs=[runtime_buffer], outputs=[runtime_doc], op_name="memory_system.finalize_memory_unit",
-                           category="extraction",
-                           comment=("The memory system finalizes the remaining buffered messages into a concrete "
-                                    "buffered document because the conversation is ending."), reuse_op=True)
+                    doc["content"],
+                    to_runtime=True,
+                    class_name="temporary_variable",
+                    category="temporary_variable",
+                    comment=(
+                        "A temporary variable that holds the buffered document emitted from the message buffer. "
+                        "It will serve as the content of a memory unit."
+                    ),
+                )
+                comment_op(
+                    inputs=[runtime_buffer],
+                    outputs=[runtime_doc],
+                    op_name="memory_system.finalize_memory_unit",
+                    category="extraction",
+                    comment=(
+                        "The memory system finalizes the remaining buffered messages into a concrete "
+                        "buffered document because the conversation is ending."
+                    ),
+                    reuse_op=True,
+                )
                 self.rag_add_doc(doc, runtime_doc)
                 with comment_mutation(
-                        target=buffer_snapshot, id_strategy=lambda _: "message-buffer", encoding_fn=JSON_ENC,
-                        decoding_fn=json.loads, category="message_buffer",
-                        mutation_comment=("After the remaining messages are flushed into a buffered document, the "
-                                          "memory system clears the message buffer."),
-                        mutation_category="update", reuse_op=True):
+                    target=buffer_snapshot,
+                    id_strategy=lambda _: "message-buffer",
+                    encoding_fn=JSON_ENC,
+                    decoding_fn=json.loads,
+                    category="message_buffer",
+                    mutation_comment=(
+                        "After the remaining messages are flushed into a buffered document, the "
+                        "memory system clears the message buffer."
+                    ),
+                    mutation_category="update",
+                    reuse_op=True,
+                ):
                     buffer_snapshot["message_buffer"] = list(after["message_buffer"])
                     buffer_snapshot["buffer_total_tokens"] = after["buffer_total_tokens"]
 
@@ -2129,14 +2737,25 @@ class Recorder:
         layer = self.lc_layer
         assert layer.doc_text == before
         scope = comment_mutation(
-            target=layer, inputs=[runtime_raw_input], comment="A memory unit of the memory system.",
-            category="memory_entry", id_strategy=lambda _: "memory-unit", encoding_fn=lambda _: layer.doc(),
-            mutation_name="memory_system.memory_update", mutation_category="update",
-            mutation_comment=("Merge a new input message into the memory unit. If the resulting token count exceeds "
-                              "the max-token budget, the oldest messages are trimmed so that the memory stays within "
-                              "the budget."),
-            mutation_metadata={"context_window": cfg["window"], "message_separator": cfg["sep"],
-                               "llm_model_for_tokenizer": cfg["llm_model"]})
+            target=layer,
+            inputs=[runtime_raw_input],
+            comment="A memory unit of the memory system.",
+            category="memory_entry",
+            id_strategy=lambda _: "memory-unit",
+            encoding_fn=lambda _: layer.doc(),
+            mutation_name="memory_system.memory_update",
+            mutation_category="update",
+            mutation_comment=(
+                "Merge a new input message into the memory unit. If the resulting token count exceeds "
+                "the max-token budget, the oldest messages are trimmed so that the memory stays within "
+                "the budget."
+            ),
+            mutation_metadata={
+                "context_window": cfg["window"],
+                "message_separator": cfg["sep"],
+                "llm_model_for_tokenizer": cfg["llm_model"],
+            },
+        )
         with scope:
             layer.doc_text = after
         new_id = scope.result.full_node_id
@@ -2147,66 +2766,148 @@ class Recorder:
     def search(self, q, results, online):
         cfg, scn = self.cfg, self.scn
         ctx = current_context()
-        comment_variable(q.text, variable_name="query", id_strategy=lambda _: q.qid, category="message & query",
-                         class_name="query", comment=QUERY_COMMENT, metadata=q.meta)
+        comment_variable(
+            q.text,
+            variable_name="query",
+            id_strategy=lambda _: q.qid,
+            category="message & query",
+            class_name="query",
+            comment=QUERY_COMMENT,
+            metadata=q.meta,
+        )
         runtime_query = ctx.get_variable("query")
         k = cfg["top_k"]
         CLOCK.advance(20, 180)
         if scn.system == "mem0":
-            with comment_op_scope(op_name="memory_system.search_vector_store",
-                                  comment=f"A task query searches the memory store for top-{k} relevant memories.",
-                                  category="retrieval", metadata={"embedding_model": cfg["embedding_model"], "top_k": k}) as op:
+            with comment_op_scope(
+                op_name="memory_system.search_vector_store",
+                comment=f"A task query searches the memory store for top-{k} relevant memories.",
+                category="retrieval",
+                metadata={"embedding_model": cfg["embedding_model"], "top_k": k},
+            ) as op:
                 self.search_ops[q.qid] = op.op_id
                 for memd, score in results:
-                    comment_op(inputs=[runtime_query],
-                               outputs=[(memd, {"id_strategy": "mem0-dict", "category": "memory_entry",
-                                                "encoding_fn": JSON_ENC, "decoding_fn": json.loads,
-                                                "comment": MEM_COMMENT})],
-                               comment=(f"One memory '{memd['id']}' is retrieved from the memory store. "
-                                        f"The threshold is set to 0.0. Its score is {score}."),
-                               reuse_op=True)
+                    comment_op(
+                        inputs=[runtime_query],
+                        outputs=[
+                            (
+                                memd,
+                                {
+                                    "id_strategy": "mem0-dict",
+                                    "category": "memory_entry",
+                                    "encoding_fn": JSON_ENC,
+                                    "decoding_fn": json.loads,
+                                    "comment": MEM_COMMENT,
+                                },
+                            )
+                        ],
+                        comment=(
+                            f"One memory '{memd['id']}' is retrieved from the memory store. "
+                            f"The threshold is set to 0.0. Its score is {score}."
+                        ),
+                        reuse_op=True,
+                    )
         elif scn.system == "rag":
-            with comment_op_scope(op_name="memory_system.retrieve", category="retrieval",
-                                  comment=f"A task query searches the memory store for top-{k} relevant memories.",
-                                  metadata={"top_k": k, "embedding_model": cfg["embedding_model"]}) as op:
+            with comment_op_scope(
+                op_name="memory_system.retrieve",
+                category="retrieval",
+                comment=f"A task query searches the memory store for top-{k} relevant memories.",
+                metadata={"top_k": k, "embedding_model": cfg["embedding_model"]},
+            ) as op:
                 self.search_ops[q.qid] = op.op_id
                 for memd, score in results:
-                    comment_op(inputs=[runtime_query],
-                               outputs=[(memd, {"id_strategy": "naive-rag-dict", "category": "memory_entry",
-                                                "encoding_fn": JSON_ENC, "decoding_fn": json.loads})],
-                               comment=f"One memory '{memd['id']}' is retrieved from the memory store. Its score is {score}.",
-                               reuse_op=True)
+                    comment_op(
+                        inputs=[runtime_query],
+                        outputs=[
+                            (
+                                memd,
+                                {
+                                    "id_strategy": "naive-rag-dict",
+                                    "category": "memory_entry",
+                                    "encoding_fn": JSON_ENC,
+                                    "decoding_fn": json.loads,
+                                },
+                            )
+                        ],
+                        comment=f"One memory '{memd['id']}' is retrieved from the memory store. Its score is {score}.",
+                        reuse_op=True,
+                    )
         else:
-            op = comment_op(inputs=[runtime_query],
-                            outputs=[(results, {"id_strategy": lambda _: "memory-unit", "encoding_fn": lambda s: s,
-                                                "category": "memory_entry"})],
-                            op_name="memory_system.retrieve", category="retrieval",
-                            comment=f"A task query searches the memory store for top-{k} relevant memories.",
-                            metadata={"top_k": k})
+            op = comment_op(
+                inputs=[runtime_query],
+                outputs=[
+                    (
+                        results,
+                        {
+                            "id_strategy": lambda _: "memory-unit",
+                            "encoding_fn": lambda s: s,
+                            "category": "memory_entry",
+                        },
+                    )
+                ],
+                op_name="memory_system.retrieve",
+                category="retrieval",
+                comment=f"A task query searches the memory store for top-{k} relevant memories.",
+                metadata={"top_k": k},
+            )
             self.search_ops[q.qid] = op.op_id
         ctx.remove_variable("query")
 
     # ---- question answering and judging -------------------------------------------------------
     def qa_op(self, q, context, trace_ids, pred, runtime_qa_template, builder_src):
-        with comment_op_scope(op_name="question-answering", category="evaluation",
-                              comment=("The question-answering model generates an answer based on the question, the "
-                                       "context retrieved from the memory system, and a question-answering prompt.")) as op:
+        with comment_op_scope(
+            op_name="question-answering",
+            category="evaluation",
+            comment=(
+                "The question-answering model generates an answer based on the question, the "
+                "context retrieved from the memory system, and a question-answering prompt."
+            ),
+        ) as op:
             self.qa_ops[q.qid] = op.op_id
-            inputs = [({"id": t}, {"id_strategy": lambda v: v["id"], "identity_only": True}) for t in trace_ids]
-            context_var = (context, {"class_name": "context", "category": "memory_context",
-                                     "comment": "The formatted memory context."})
-            comment_op(inputs=inputs, outputs=[context_var], metadata={"source_code": builder_src},
-                       comment=("The formatted context is constructed from the retrieved memories. Depending on the "
-                                "memory system implementation, the resulting context may include only selected "
-                                "portions of those memories rather than the full content of every retrieved memory."),
-                       reuse_op=True)
-            comment_op(inputs=[(q.text, {"class_name": "query", "id_strategy": lambda _: q.qid}), context_var,
-                               runtime_qa_template],
-                       outputs=[(pred, {"class_name": "prediction", "category": "llm_response",
-                                        "comment": "The model's response to the question."})],
-                       comment=("The question-answering model generates an answer based on the question, the context "
-                                "retrieved from the memory system, and a question-answering prompt."),
-                       reuse_op=True)
+            inputs = [
+                ({"id": t}, {"id_strategy": lambda v: v["id"], "identity_only": True}) for t in trace_ids
+            ]
+            context_var = (
+                context,
+                {
+                    "class_name": "context",
+                    "category": "memory_context",
+                    "comment": "The formatted memory context.",
+                },
+            )
+            comment_op(
+                inputs=inputs,
+                outputs=[context_var],
+                metadata={"source_code": builder_src},
+                comment=(
+                    "The formatted context is constructed from the retrieved memories. Depending on the "
+                    "memory system implementation, the resulting context may include only selected "
+                    "portions of those memories rather than the full content of every retrieved memory."
+                ),
+                reuse_op=True,
+            )
+            comment_op(
+                inputs=[
+                    (q.text, {"class_name": "query", "id_strategy": lambda _: q.qid}),
+                    context_var,
+                    runtime_qa_template,
+                ],
+                outputs=[
+                    (
+                        pred,
+                        {
+                            "class_name": "prediction",
+                            "category": "llm_response",
+                            "comment": "The model's response to the question.",
+                        },
+                    )
+                ],
+                comment=(
+                    "The question-answering model generates an answer based on the question, the context "
+                    "retrieved from the memory system, and a question-answering prompt."
+                ),
+                reuse_op=True,
+            )
         fn = IdentityRegistry.resolve(pred)
         self.pred_nodes[q.qid] = self.graph._driver.get_latest_node(f"prediction:{fn(pred)}").full_node_id
 
@@ -2215,56 +2916,119 @@ class Recorder:
         content = judge_response(self.flavor_judge, q, pred, correct, self.cfg.get("judge_verbose", False))
         score = 1.0 if correct else 0.0
         golden = [q.gold_text]
-        with comment_op_scope(op_name="llm-judge", category="evaluation",
-                              comment=("The judge model judges whether the model's prediction is correct or not based "
-                                       "on a list of golden answers.")) as op:
+        with comment_op_scope(
+            op_name="llm-judge",
+            category="evaluation",
+            comment=(
+                "The judge model judges whether the model's prediction is correct or not based "
+                "on a list of golden answers."
+            ),
+        ) as op:
             self.judge_ops[q.qid] = op.op_id
-            judge_var = (content, {"class_name": "judge_response", "category": "llm_response",
-                                   "comment": "The judge model's judgment."})
-            comment_op(inputs=[(q.text, {"class_name": "query", "id_strategy": lambda _: q.qid}),
-                               (golden, {"class_name": "golden_answers", "encoding_fn": lambda v: ", ".join(v),
-                                         "category": "golden_answers", "comment": "The golden answers for the question."}),
-                               runtime_judge_template,
-                               (pred, {"class_name": "prediction", "category": "llm_response",
-                                       "comment": "The model's response to the question."})],
-                       outputs=[judge_var],
-                       comment="The judge model gives its judgment based on the question, the golden answers, and the instruction.",
-                       reuse_op=True)
-            comment_link(source=judge_var, target=(score, {"class_name": "judge_score", "comment": "The judgement score."}),
-                         comment="Use a function to convert the judge model's response to a float score.",
-                         edge_metadata={"source_code": PARSE_SRC[self.flavor_judge]})
+            judge_var = (
+                content,
+                {
+                    "class_name": "judge_response",
+                    "category": "llm_response",
+                    "comment": "The judge model's judgment.",
+                },
+            )
+            comment_op(
+                inputs=[
+                    (q.text, {"class_name": "query", "id_strategy": lambda _: q.qid}),
+                    (
+                        golden,
+                        {
+                            "class_name": "golden_answers",
+                            "encoding_fn": lambda v: ", ".join(v),
+                            "category": "golden_answers",
+                            "comment": "The golden answers for the question.",
+                        },
+                    ),
+                    runtime_judge_template,
+                    (
+                        pred,
+                        {
+                            "class_name": "prediction",
+                            "category": "llm_response",
+                            "comment": "The model's response to the question.",
+                        },
+                    ),
+                ],
+                outputs=[judge_var],
+                comment="The judge model gives its judgment based on the question, the golden answers, and the instruction.",
+                reuse_op=True,
+            )
+            comment_link(
+                source=judge_var,
+                target=(score, {"class_name": "judge_score", "comment": "The judgement score."}),
+                comment="Use a function to convert the judge model's response to a float score.",
+                edge_metadata={"source_code": PARSE_SRC[self.flavor_judge]},
+            )
         fn = IdentityRegistry.resolve(golden)
-        self.gold_nodes[q.qid] = self.graph._driver.get_latest_node(f"golden_answers:{fn(golden)}").full_node_id
+        self.gold_nodes[q.qid] = self.graph._driver.get_latest_node(
+            f"golden_answers:{fn(golden)}"
+        ).full_node_id
         self.judge_scores[q.qid] = score
 
     # ---- online evaluation (task messages inside the construction stage) -----------------------
     def online_search(self, q, results):
         cfg = self.cfg
-        with comment_session(category="memory_search",
-                             comment="Based on the provided question, we search the memory for it.",
-                             metadata={"top_k": cfg["top_k"], "retrieval_kwargs": {}}):
+        with comment_session(
+            category="memory_search",
+            comment="Based on the provided question, we search the memory for it.",
+            metadata={"top_k": cfg["top_k"], "retrieval_kwargs": {}},
+        ):
             self.search(q, results, online=True)
 
     def online_answer(self, q, context, trace_ids, pred):
         cfg = self.cfg
         with comment_session(
-                category="memory_evaluation",
-                comment=("Evaluate the memory layer by checking whether the question-answering model can generate "
-                         "the correct answer based on the retrieved memories."),
-                metadata={"qa_model": cfg["qa_model"], "judge_model": cfg["judge_model"], "qa_batch_size": 1,
-                          "judge_batch_size": 1, "generation_kwargs": {"temperature": 0.0}}):
+            category="memory_evaluation",
+            comment=(
+                "Evaluate the memory layer by checking whether the question-answering model can generate "
+                "the correct answer based on the retrieved memories."
+            ),
+            metadata={
+                "qa_model": cfg["qa_model"],
+                "judge_model": cfg["judge_model"],
+                "qa_batch_size": 1,
+                "judge_batch_size": 1,
+                "generation_kwargs": {"temperature": 0.0},
+            },
+        ):
             runtime_qa_template = comment_variable(
-                QA_PROMPTS[cfg["qa_prompt"]], to_runtime=True, id_strategy=lambda _: cfg["qa_prompt_name"],
-                comment=("The prompt template for the question-answering model. It is a `string.Template` object "
-                         "with `$question` and `$context` placeholders."),
-                category="prompt", metadata={"op_type": "question-answering"})
+                QA_PROMPTS[cfg["qa_prompt"]],
+                to_runtime=True,
+                id_strategy=lambda _: cfg["qa_prompt_name"],
+                comment=(
+                    "The prompt template for the question-answering model. It is a `string.Template` object "
+                    "with `$question` and `$context` placeholders."
+                ),
+                category="prompt",
+                metadata={"op_type": "question-answering"},
+            )
             CLOCK.advance(700, 3000)
-            self.qa_op(q, context, trace_ids, pred, runtime_qa_template, CTX_BUILDER_SRC[cfg.get("ctx_builder", "idx")])
+            self.qa_op(
+                q,
+                context,
+                trace_ids,
+                pred,
+                runtime_qa_template,
+                CTX_BUILDER_SRC[cfg.get("ctx_builder", "idx")],
+            )
             runtime_judge_template = comment_variable(
-                JUDGE_PROMPTS[self.flavor_judge], to_runtime=True, id_strategy=lambda v: judge_template_name(self.scn, q),
-                comment=("The prompt template for the judge model. It is a `string.Template` object with `$question`, "
-                         "`$prediction`, and `$golden_answers` placeholders."),
-                category="prompt", class_name="judge_prompt", metadata={"op_type": "llm-judge"})
+                JUDGE_PROMPTS[self.flavor_judge],
+                to_runtime=True,
+                id_strategy=lambda v: judge_template_name(self.scn, q),
+                comment=(
+                    "The prompt template for the judge model. It is a `string.Template` object with `$question`, "
+                    "`$prediction`, and `$golden_answers` placeholders."
+                ),
+                category="prompt",
+                class_name="judge_prompt",
+                metadata={"op_type": "llm-judge"},
+            )
             CLOCK.advance(600, 2500)
             self.judge_op(q, pred, runtime_judge_template)
 
@@ -2275,14 +3039,35 @@ class Recorder:
 # (X = an extraction-stage fault on a first mention that is later restated: not decisive.)
 # --------------------------------------------------------------------------------------------
 
-_MEM0 = dict(llm_model="gpt-4o-mini", embedding_model="text-embedding-3-small", qa_model="gpt-4.1-mini",
-             judge_model="gpt-4.1-mini", qa_prompt="a", qa_prompt_name="question-answering-prompt",
-             save_root="outputs/mem0")
-_RAG = dict(llm_model="gpt-4o-mini", embedding_model="all-MiniLM-L6-v2", qa_model="gpt-4.1-mini",
-            judge_model="gpt-4.1-mini", qa_prompt="b", qa_prompt_name="question-answering-prompt", sep="\n",
-            save_root="outputs/naive_rag")
-_LC = dict(llm_model="gpt-4o-mini", qa_model="gpt-4.1-mini", judge_model="gpt-4.1-mini", qa_prompt="a",
-           qa_prompt_name="question-answering-prompt", sep="\n", top_k=10, save_root="outputs/long_context")
+_MEM0 = dict(
+    llm_model="gpt-4o-mini",
+    embedding_model="text-embedding-3-small",
+    qa_model="gpt-4.1-mini",
+    judge_model="gpt-4.1-mini",
+    qa_prompt="a",
+    qa_prompt_name="question-answering-prompt",
+    save_root="outputs/mem0",
+)
+_RAG = dict(
+    llm_model="gpt-4o-mini",
+    embedding_model="all-MiniLM-L6-v2",
+    qa_model="gpt-4.1-mini",
+    judge_model="gpt-4.1-mini",
+    qa_prompt="b",
+    qa_prompt_name="question-answering-prompt",
+    sep="\n",
+    save_root="outputs/naive_rag",
+)
+_LC = dict(
+    llm_model="gpt-4o-mini",
+    qa_model="gpt-4.1-mini",
+    judge_model="gpt-4.1-mini",
+    qa_prompt="a",
+    qa_prompt_name="question-answering-prompt",
+    sep="\n",
+    top_k=10,
+    save_root="outputs/long_context",
+)
 
 
 def _spec(name, system, flavor, seed, conv_no, cases, base, **kw):
@@ -2297,85 +3082,440 @@ def _spec(name, system, flavor, seed, conv_no, cases, base, **kw):
 
 GRAPHS = [
     # ------------------------------------------------------------------ Mem0
-    _spec("mem0_locomo_14", "mem0", "locomo", 101, 14,
-          ["employer:E:drop", "pet:ok", "moved:U:stale", "countries:R", "adopted:P", "instrument:D",
-           "hometown:ok", "races:ok", "dish:ok"], _MEM0, decoys=["bgE"],
-          cfg=dict(top_k=8, extract_style="fenced", decision_style="fenced")),
-    _spec("mem0_locomo_27", "mem0", "locomo", 102, 27,
-          ["sibling_city:U:overwrite", "allergy:E:distort", "hobbies:E+R", "course_start:ok", "visited:P",
-           "dish:annot", "car:ok", "language:D", "books:ok"], _MEM0,
-          cfg=dict(top_k=6, extract_prompt="b", llm_model="gpt-4.1-mini", judge_verbose=True)),
-    _spec("mem0_chat_05", "mem0", "chat", 103, 5,
-          ["org:R", "jobtitle:U:wrongval", "kids:ok", "books:P", "trip_back:E:distort", "never_swum:ok",
-           "employer:X+R", "pet:D", "garden:ok"], _MEM0, decoys=["bgU"], sessions=5,
-          cfg=dict(top_k=10, extract_style="preamble", link_order="prompt_first", update_prompt="b",
-                   qa_prompt="c", qa_prompt_name="chat-qa-prompt")),
-    _spec("mem0_longmemeval_03", "mem0", "lme", 104, 3, ["hobbies:E:drop"], _MEM0, sessions=5, bg=(3, 1),
-          cfg=dict(top_k=5, extract_style="fenced", qa_prompt="c")),
-    _spec("mem0_online_01", "mem0", "online", 105, 1,
-          ["dish:R", "adopted:E:distort", "allergy:D", "moved:ok", "races:P", "language:annot", "garden:ok",
-           "employer:ok"], _MEM0, sessions=5,
-          cfg=dict(top_k=6, ctx_builder="idx", qa_prompt="b", qa_prompt_name="online-question-answering")),
-    _spec("mem0_locomo_33", "mem0", "locomo", 106, 33,
-          ["hometown:U:overwrite", "car:D", "garden:R", "instrument:U+P", "kids:P", "visited:ok", "trip_back:ok",
-           "org:annot", "language:decoyX"], _MEM0, images=True,
-          cfg=dict(top_k=8, extract_style="fenced", decision_style="fenced", judge_verbose=True)),
-    _spec("mem0_diary_08", "mem0", "diary", 107, 8,
-          ["pet:E:drop", "jobtitle:ok", "countries:P", "course_start:R", "never_swum:ok", "allergy:ok",
-           "car:U:overwrite", "org:ok"], _MEM0, decoys=["bgE"],
-          cfg=dict(top_k=5, raw_input_style="string", ctx_builder="bracket", extract_prompt="b",
-                   qa_prompt_name="diary-qa")),
-    _spec("mem0_locomo_41", "mem0", "locomo", 108, 41,
-          ["employer:U:overwrite", "books:R", "hobbies:ok", "adopted:ok", "moved:ok", "sibling_city:D",
-           "visited:E:drop", "races:annot", "language:ok"], _MEM0, decoys=["bgU"], sessions=5,
-          cfg=dict(top_k=10, update_prompt="b")),
+    _spec(
+        "mem0_locomo_14",
+        "mem0",
+        "locomo",
+        101,
+        14,
+        [
+            "employer:E:drop",
+            "pet:ok",
+            "moved:U:stale",
+            "countries:R",
+            "adopted:P",
+            "instrument:D",
+            "hometown:ok",
+            "races:ok",
+            "dish:ok",
+        ],
+        _MEM0,
+        decoys=["bgE"],
+        cfg=dict(top_k=8, extract_style="fenced", decision_style="fenced"),
+    ),
+    _spec(
+        "mem0_locomo_27",
+        "mem0",
+        "locomo",
+        102,
+        27,
+        [
+            "sibling_city:U:overwrite",
+            "allergy:E:distort",
+            "hobbies:E+R",
+            "course_start:ok",
+            "visited:P",
+            "dish:annot",
+            "car:ok",
+            "language:D",
+            "books:ok",
+        ],
+        _MEM0,
+        cfg=dict(top_k=6, extract_prompt="b", llm_model="gpt-4.1-mini", judge_verbose=True),
+    ),
+    _spec(
+        "mem0_chat_05",
+        "mem0",
+        "chat",
+        103,
+        5,
+        [
+            "org:R",
+            "jobtitle:U:wrongval",
+            "kids:ok",
+            "books:P",
+            "trip_back:E:distort",
+            "never_swum:ok",
+            "employer:X+R",
+            "pet:D",
+            "garden:ok",
+        ],
+        _MEM0,
+        decoys=["bgU"],
+        sessions=5,
+        cfg=dict(
+            top_k=10,
+            extract_style="preamble",
+            link_order="prompt_first",
+            update_prompt="b",
+            qa_prompt="c",
+            qa_prompt_name="chat-qa-prompt",
+        ),
+    ),
+    _spec(
+        "mem0_longmemeval_03",
+        "mem0",
+        "lme",
+        104,
+        3,
+        ["hobbies:E:drop"],
+        _MEM0,
+        sessions=5,
+        bg=(3, 1),
+        cfg=dict(top_k=5, extract_style="fenced", qa_prompt="c"),
+    ),
+    _spec(
+        "mem0_online_01",
+        "mem0",
+        "online",
+        105,
+        1,
+        [
+            "dish:R",
+            "adopted:E:distort",
+            "allergy:D",
+            "moved:ok",
+            "races:P",
+            "language:annot",
+            "garden:ok",
+            "employer:ok",
+        ],
+        _MEM0,
+        sessions=5,
+        cfg=dict(top_k=6, ctx_builder="idx", qa_prompt="b", qa_prompt_name="online-question-answering"),
+    ),
+    _spec(
+        "mem0_locomo_33",
+        "mem0",
+        "locomo",
+        106,
+        33,
+        [
+            "hometown:U:overwrite",
+            "car:D",
+            "garden:R",
+            "instrument:U+P",
+            "kids:P",
+            "visited:ok",
+            "trip_back:ok",
+            "org:annot",
+            "language:decoyX",
+        ],
+        _MEM0,
+        images=True,
+        cfg=dict(top_k=8, extract_style="fenced", decision_style="fenced", judge_verbose=True),
+    ),
+    _spec(
+        "mem0_diary_08",
+        "mem0",
+        "diary",
+        107,
+        8,
+        [
+            "pet:E:drop",
+            "jobtitle:ok",
+            "countries:P",
+            "course_start:R",
+            "never_swum:ok",
+            "allergy:ok",
+            "car:U:overwrite",
+            "org:ok",
+        ],
+        _MEM0,
+        decoys=["bgE"],
+        cfg=dict(
+            top_k=5,
+            raw_input_style="string",
+            ctx_builder="bracket",
+            extract_prompt="b",
+            qa_prompt_name="diary-qa",
+        ),
+    ),
+    _spec(
+        "mem0_locomo_41",
+        "mem0",
+        "locomo",
+        108,
+        41,
+        [
+            "employer:U:overwrite",
+            "books:R",
+            "hobbies:ok",
+            "adopted:ok",
+            "moved:ok",
+            "sibling_city:D",
+            "visited:E:drop",
+            "races:annot",
+            "language:ok",
+        ],
+        _MEM0,
+        decoys=["bgU"],
+        sessions=5,
+        cfg=dict(top_k=10, update_prompt="b"),
+    ),
     # ------------------------------------------------------------------ NaiveRAG
-    _spec("rag_locomo_09", "rag", "locomo", 201, 9,
-          ["employer:E:trunc", "countries:R", "adopted:P", "pet:ok", "hometown:ok", "kids:ok", "car:ok", "never_swum:ok"], _RAG,
-          decoys=["fillT"], cfg=dict(deferred=True, max_tokens=180, overlap=1, top_k=3)),
-    _spec("rag_locomo_22", "rag", "locomo", 202, 22,
-          ["allergy:R", "moved:R", "races:P", "instrument:E:trunc", "visited:ok", "dish:annot", "org:ok", "pet:ok"], _RAG,
-          cfg=dict(deferred=False, max_tokens=400, overlap=2, top_k=4, judge_verbose=True)),
-    _spec("rag_longmemeval_11", "rag", "lme", 203, 11, ["course_start:R"], _RAG, sessions=5, bg=(3, 1),
-          cfg=dict(deferred=True, max_tokens=256, overlap=0, top_k=2)),
-    _spec("rag_online_02", "rag", "online", 204, 2,
-          ["hobbies:E:trunc", "trip_back:P", "org:R", "employer:ok", "car:ok", "garden:annot", "visited:ok"], _RAG, sessions=5,
-          cfg=dict(deferred=False, max_tokens=300, overlap=1, top_k=4, ctx_builder="idx",
-                   qa_prompt_name="online-question-answering")),
-    _spec("rag_diary_12", "rag", "diary", 205, 12,
-          ["jobtitle:R", "pet:E:docdrop", "books:ok", "never_swum:P", "language:X+R", "allergy:ok", "dish:ok"], _RAG,
-          counts=[2], cfg=dict(deferred=True, max_tokens=240, overlap=0, top_k=3, sep="\n\n", qa_prompt="c",
-                               qa_prompt_name="diary-qa")),
-    _spec("rag_locomo_36", "rag", "locomo", 206, 36,
-          ["sibling_city:P", "kids:E+R", "visited:E:trunc", "dish:annot", "course_start:ok", "races:ok",
-           "hometown:decoyX"], _RAG, images=True,
-          cfg=dict(deferred=True, max_tokens=120, overlap=1, top_k=5)),
-    _spec("rag_chat_17", "rag", "chat", 207, 17,
-          ["hometown:R", "adopted:E:trunc", "countries:R+P", "instrument:P", "employer:ok", "moved:ok", "org:ok"], _RAG,
-          decoys=["fillT"], sessions=5,
-          cfg=dict(deferred=True, max_tokens=200, overlap=2, top_k=3, qa_prompt="a", qa_prompt_name="chat-qa-prompt")),
+    _spec(
+        "rag_locomo_09",
+        "rag",
+        "locomo",
+        201,
+        9,
+        [
+            "employer:E:trunc",
+            "countries:R",
+            "adopted:P",
+            "pet:ok",
+            "hometown:ok",
+            "kids:ok",
+            "car:ok",
+            "never_swum:ok",
+        ],
+        _RAG,
+        decoys=["fillT"],
+        cfg=dict(deferred=True, max_tokens=180, overlap=1, top_k=3),
+    ),
+    _spec(
+        "rag_locomo_22",
+        "rag",
+        "locomo",
+        202,
+        22,
+        [
+            "allergy:R",
+            "moved:R",
+            "races:P",
+            "instrument:E:trunc",
+            "visited:ok",
+            "dish:annot",
+            "org:ok",
+            "pet:ok",
+        ],
+        _RAG,
+        cfg=dict(deferred=False, max_tokens=400, overlap=2, top_k=4, judge_verbose=True),
+    ),
+    _spec(
+        "rag_longmemeval_11",
+        "rag",
+        "lme",
+        203,
+        11,
+        ["course_start:R"],
+        _RAG,
+        sessions=5,
+        bg=(3, 1),
+        cfg=dict(deferred=True, max_tokens=256, overlap=0, top_k=2),
+    ),
+    _spec(
+        "rag_online_02",
+        "rag",
+        "online",
+        204,
+        2,
+        ["hobbies:E:trunc", "trip_back:P", "org:R", "employer:ok", "car:ok", "garden:annot", "visited:ok"],
+        _RAG,
+        sessions=5,
+        cfg=dict(
+            deferred=False,
+            max_tokens=300,
+            overlap=1,
+            top_k=4,
+            ctx_builder="idx",
+            qa_prompt_name="online-question-answering",
+        ),
+    ),
+    _spec(
+        "rag_diary_12",
+        "rag",
+        "diary",
+        205,
+        12,
+        ["jobtitle:R", "pet:E:docdrop", "books:ok", "never_swum:P", "language:X+R", "allergy:ok", "dish:ok"],
+        _RAG,
+        counts=[2],
+        cfg=dict(
+            deferred=True,
+            max_tokens=240,
+            overlap=0,
+            top_k=3,
+            sep="\n\n",
+            qa_prompt="c",
+            qa_prompt_name="diary-qa",
+        ),
+    ),
+    _spec(
+        "rag_locomo_36",
+        "rag",
+        "locomo",
+        206,
+        36,
+        [
+            "sibling_city:P",
+            "kids:E+R",
+            "visited:E:trunc",
+            "dish:annot",
+            "course_start:ok",
+            "races:ok",
+            "hometown:decoyX",
+        ],
+        _RAG,
+        images=True,
+        cfg=dict(deferred=True, max_tokens=120, overlap=1, top_k=5),
+    ),
+    _spec(
+        "rag_chat_17",
+        "rag",
+        "chat",
+        207,
+        17,
+        [
+            "hometown:R",
+            "adopted:E:trunc",
+            "countries:R+P",
+            "instrument:P",
+            "employer:ok",
+            "moved:ok",
+            "org:ok",
+        ],
+        _RAG,
+        decoys=["fillT"],
+        sessions=5,
+        cfg=dict(
+            deferred=True, max_tokens=200, overlap=2, top_k=3, qa_prompt="a", qa_prompt_name="chat-qa-prompt"
+        ),
+    ),
     # ------------------------------------------------------------------ long-context
-    _spec("lc_locomo_06", "long_context", "locomo", 301, 6,
-          ["employer:E:trunc", "moved:ok", "countries:U:overtrim", "adopted:P", "pet:ok", "hobbies:ok", "allergy:ok"], _LC,
-          decoys=["trimF"], len=(8, 11)),
-    _spec("lc_locomo_30", "long_context", "locomo", 302, 30,
-          ["instrument:U:overtrim", "allergy:E:drop", "races:P", "visited:ok", "kids:E+P", "dish:annot", "car:ok"],
-          _LC, len=(8, 11), cfg=dict(sep="\n\n", judge_verbose=True)),
-    _spec("lc_longmemeval_19", "long_context", "lme", 303, 19, ["countries:E:trunc"], _LC, sessions=5, bg=(3, 1),
-          len=(8, 11), cfg=dict(qa_prompt="c")),
-    _spec("lc_online_04", "long_context", "online", 304, 4,
-          ["hometown:U:overtrim", "trip_back:E:trunc", "garden:P", "org:ok", "car:ok", "language:annot", "races:ok"], _LC,
-          sessions=5, len=(8, 11),
-          cfg=dict(ctx_builder="idx", qa_prompt="b", qa_prompt_name="online-question-answering")),
-    _spec("lc_diary_21", "long_context", "diary", 305, 21,
-          ["course_start:E:trunc", "pet:U:overtrim", "books:P", "never_swum:ok", "employer:X+P", "allergy:ok", "visited:ok"],
-          _LC, len=(8, 11), counts=[2, 3], cfg=dict(ctx_builder="bracket", qa_prompt_name="diary-qa")),
-    _spec("lc_locomo_44", "long_context", "locomo", 306, 44,
-          ["sibling_city:P", "hobbies:U+P", "visited:E:drop", "moved:ok", "dish:ok", "adopted:E:trunc",
-           "races:annot"], _LC, decoys=["bgE"], len=(8, 11), images=True, cfg=dict(sep="\n\n")),
-    _spec("lc_chat_25", "long_context", "chat", 307, 25,
-          ["kids:U:overtrim", "employer:E:trunc", "countries:P", "instrument:ok", "allergy:ok", "hometown:ok", "adopted:ok"],
-          _LC, decoys=["trimF"], len=(8, 11), cfg=dict(qa_prompt="c", qa_prompt_name="chat-qa-prompt")),
+    _spec(
+        "lc_locomo_06",
+        "long_context",
+        "locomo",
+        301,
+        6,
+        [
+            "employer:E:trunc",
+            "moved:ok",
+            "countries:U:overtrim",
+            "adopted:P",
+            "pet:ok",
+            "hobbies:ok",
+            "allergy:ok",
+        ],
+        _LC,
+        decoys=["trimF"],
+        len=(8, 11),
+    ),
+    _spec(
+        "lc_locomo_30",
+        "long_context",
+        "locomo",
+        302,
+        30,
+        [
+            "instrument:U:overtrim",
+            "allergy:E:drop",
+            "races:P",
+            "visited:ok",
+            "kids:E+P",
+            "dish:annot",
+            "car:ok",
+        ],
+        _LC,
+        len=(8, 11),
+        cfg=dict(sep="\n\n", judge_verbose=True),
+    ),
+    _spec(
+        "lc_longmemeval_19",
+        "long_context",
+        "lme",
+        303,
+        19,
+        ["countries:E:trunc"],
+        _LC,
+        sessions=5,
+        bg=(3, 1),
+        len=(8, 11),
+        cfg=dict(qa_prompt="c"),
+    ),
+    _spec(
+        "lc_online_04",
+        "long_context",
+        "online",
+        304,
+        4,
+        [
+            "hometown:U:overtrim",
+            "trip_back:E:trunc",
+            "garden:P",
+            "org:ok",
+            "car:ok",
+            "language:annot",
+            "races:ok",
+        ],
+        _LC,
+        sessions=5,
+        len=(8, 11),
+        cfg=dict(ctx_builder="idx", qa_prompt="b", qa_prompt_name="online-question-answering"),
+    ),
+    _spec(
+        "lc_diary_21",
+        "long_context",
+        "diary",
+        305,
+        21,
+        [
+            "course_start:E:trunc",
+            "pet:U:overtrim",
+            "books:P",
+            "never_swum:ok",
+            "employer:X+P",
+            "allergy:ok",
+            "visited:ok",
+        ],
+        _LC,
+        len=(8, 11),
+        counts=[2, 3],
+        cfg=dict(ctx_builder="bracket", qa_prompt_name="diary-qa"),
+    ),
+    _spec(
+        "lc_locomo_44",
+        "long_context",
+        "locomo",
+        306,
+        44,
+        [
+            "sibling_city:P",
+            "hobbies:U+P",
+            "visited:E:drop",
+            "moved:ok",
+            "dish:ok",
+            "adopted:E:trunc",
+            "races:annot",
+        ],
+        _LC,
+        decoys=["bgE"],
+        len=(8, 11),
+        images=True,
+        cfg=dict(sep="\n\n"),
+    ),
+    _spec(
+        "lc_chat_25",
+        "long_context",
+        "chat",
+        307,
+        25,
+        [
+            "kids:U:overtrim",
+            "employer:E:trunc",
+            "countries:P",
+            "instrument:ok",
+            "allergy:ok",
+            "hometown:ok",
+            "adopted:ok",
+        ],
+        _LC,
+        decoys=["trimF"],
+        len=(8, 11),
+        cfg=dict(qa_prompt="c", qa_prompt_name="chat-qa-prompt"),
+    ),
 ]
 
 LABEL_FAULT_INDEX = {"X+R": 1, "X+P": 1}
@@ -2411,7 +3551,9 @@ def check_intentions(scn, results):
         q = case.question
         case_q[q.qid] = case
         typ, f = results[q.qid]
-        assert typ == case.intended, f"{scn.name}/{q.qid} ({case.arch}:{case.outcome}): got {typ}, meant {case.intended}"
+        assert typ == case.intended, (
+            f"{scn.name}/{q.qid} ({case.arch}:{case.outcome}): got {typ}, meant {case.intended}"
+        )
         if typ not in (None, "AnnotationError"):
             want = case.aux["faults"][LABEL_FAULT_INDEX.get(case.outcome, 0)]
             assert f is want, f"{scn.name}/{q.qid}: labelled with another fault than planned"
@@ -2443,6 +3585,7 @@ def make_graph(spec):
     rec = Recorder(scn, sim.log)
     graph = rec.record()
     data = graph.export_graph()
+
     # op id of each fault
     def op_of(key):
         if key[0] == "search":
@@ -2450,6 +3593,7 @@ def make_graph(spec):
         if key[0] == "answer":
             return rec.qa_ops[key[1]]
         return rec.op_ids[key]
+
     ops_by_id = {o["op_id"]: o for o in data["data"]["operations"]}
     annotations = []
     cases_out = []
@@ -2458,10 +3602,17 @@ def make_graph(spec):
         score = rec.judge_scores[q.qid]
         assert (score == 0.0) == (typ is not None), f"{scn.name}/{q.qid}: judge score and label disagree"
         case = q.case if q.case and q.case.question is q else None
-        entry = {"query_id": q.qid, "question": q.text, "kind": q.kind, "gold": q.gold_text,
-                 "prediction": preds[q.qid], "outcome": case.outcome if case else "ok (look-alike)",
-                 "label": typ, "needed": needed_strings(scn, q),
-                 "evidence": [m.id for m in q.evidence]}
+        entry = {
+            "query_id": q.qid,
+            "question": q.text,
+            "kind": q.kind,
+            "gold": q.gold_text,
+            "prediction": preds[q.qid],
+            "outcome": case.outcome if case else "ok (look-alike)",
+            "label": typ,
+            "needed": needed_strings(scn, q),
+            "evidence": [m.id for m in q.evidence],
+        }
         if typ is None:
             cases_out.append(entry)
             continue
@@ -2469,7 +3620,8 @@ def make_graph(spec):
         ann = {
             "query_id": q.qid,
             "query": q.text,
-            "golden_answers": [q.gold_text] if scn.cfg.get("gold_as_list", scn.flavor in ("locomo", "chat", "online"))
+            "golden_answers": [q.gold_text]
+            if scn.cfg.get("gold_as_list", scn.flavor in ("locomo", "chat", "online"))
             else q.gold_text,
             "golden_answers_id": rec.gold_nodes[q.qid],
             "prediction": preds[q.qid],
@@ -2492,13 +3644,20 @@ def make_graph(spec):
     faults_out = []
     for f in sorted(scn.faults, key=lambda f: pos[f.key]):
         decisive = sorted(qid for qid, (t, g) in results.items() if g is f)
-        faults_out.append({
-            "op_id": op_of(f.key), "op_name": ops_by_id[op_of(f.key)]["op_name"], "key": list(f.key),
-            "kind": f.kind, "planted_for": f.role, "what": f.desc,
-            "error_type_if_decisive": error_type(scn.system, f),
-            "decisive_for": decisive, "touches": touched[f.key],
-            "params": {k: (v if not isinstance(v, Fact) else v.text) for k, v in f.params.items()},
-        })
+        faults_out.append(
+            {
+                "op_id": op_of(f.key),
+                "op_name": ops_by_id[op_of(f.key)]["op_name"],
+                "key": list(f.key),
+                "kind": f.kind,
+                "planted_for": f.role,
+                "what": f.desc,
+                "error_type_if_decisive": error_type(scn.system, f),
+                "decisive_for": decisive,
+                "touches": touched[f.key],
+                "params": {k: (v if not isinstance(v, Fact) else v.text) for k, v in f.params.items()},
+            }
+        )
     # post-process: repository-relative source paths, MemTraceBench fields, annotations
     here = os.path.abspath(__file__)
     rel = os.path.relpath(here, REPO)
@@ -2507,17 +3666,25 @@ def make_graph(spec):
         if rec_.get("filename") == here:
             rec_["filename"] = rel
         if isinstance(rec_.get("trigger_point"), str) and rec_["trigger_point"].startswith(here + ":"):
-            rec_["trigger_point"] = rel + rec_["trigger_point"][len(here):]
+            rec_["trigger_point"] = rel + rec_["trigger_point"][len(here) :]
+
     for part in ("nodes", "edges", "operations", "sessions"):
         for r in data["data"][part]:
             fix(r)
     data["metadata"]["memtracebench_graph_filename"] = f"{scn.name}.json"
     data["metadata"]["memtracebench_dataset_source"] = FLAVORS[scn.flavor]["dataset"]
     data["data"]["annotations"] = annotations
-    manifest = {"graph": scn.name, "system": scn.system, "flavor": scn.flavor, "file": f"{scn.system}/{scn.name}.json",
-                "config": {k: v for k, v in scn.cfg.items() if k != "save_root"},
-                "n_messages": len(scn.messages), "n_questions": len(scn.questions),
-                "faults": faults_out, "cases": cases_out}
+    manifest = {
+        "graph": scn.name,
+        "system": scn.system,
+        "flavor": scn.flavor,
+        "file": f"{scn.system}/{scn.name}.json",
+        "config": {k: v for k, v in scn.cfg.items() if k != "save_root"},
+        "n_messages": len(scn.messages),
+        "n_questions": len(scn.questions),
+        "faults": faults_out,
+        "cases": cases_out,
+    }
     return data, manifest
 
 
@@ -2558,8 +3725,12 @@ def check_set(set_dir=SET_DIR):
         for op in ops.values():
             if op["op_name"] == "llm-judge" and op["category"] == "evaluation":
                 ins, outs = io(op["op_id"])
-                score = [nodes[t]["value"] for e in edges_by_op[op["op_id"]]
-                         for t in [e["target_full_node_id"]] if nodes[t]["class_name"] == "judge_score"]
+                score = [
+                    nodes[t]["value"]
+                    for e in edges_by_op[op["op_id"]]
+                    for t in [e["target_full_node_id"]]
+                    if nodes[t]["class_name"] == "judge_score"
+                ]
                 qn = [i for i in ins if nodes[i]["class_name"] == "query"]
                 if len(score) != 1 or len(qn) != 1:
                     problems.append(f"{name}: judge op {op['op_id']} is malformed")
@@ -2574,8 +3745,17 @@ def check_set(set_dir=SET_DIR):
         for a in anns:
             qid = a["query_id"]
             c = cases[qid]
-            for k in ("query_id", "query", "golden_answers", "golden_answers_id", "prediction", "prediction_id",
-                      "source_evidence_ids", "final_error_type", "final_op_id"):
+            for k in (
+                "query_id",
+                "query",
+                "golden_answers",
+                "golden_answers_id",
+                "prediction",
+                "prediction_id",
+                "source_evidence_ids",
+                "final_error_type",
+                "final_op_id",
+            ):
                 if k not in a:
                     problems.append(f"{name}/{qid}: annotation lacks {k}")
             op = ops.get(a["final_op_id"])
@@ -2593,7 +3773,9 @@ def check_set(set_dir=SET_DIR):
             qnode = f"query:{qid}@1"
             if qnode not in nodes or nodes[qnode]["category"] != "message & query":
                 problems.append(f"{name}/{qid}: no query node")
-            problems.extend(f"{name}/{qid}: {p}" for p in causal_problems(g, c, a, op, nodes, io, edges_by_op))
+            problems.extend(
+                f"{name}/{qid}: {p}" for p in causal_problems(g, c, a, op, nodes, io, edges_by_op)
+            )
     return problems, n_ann
 
 
@@ -2618,6 +3800,7 @@ def texts_of(value):
         elif isinstance(x, list):
             for y in x:
                 walk(y)
+
     walk(v)
     return out
 
@@ -2650,8 +3833,13 @@ def causal_problems(g, c, a, op, nodes, io, edges_by_op):
         if all(s in got for s in needed):
             out.append("the search step returned every needed item")
         t_op = op["created_at"]
-        stored = [n for n in nodes.values() if n["category"] == "memory_entry" and n["created_at"] <= t_op
-                  and any(s in n["value"] for s in needed)]
+        stored = [
+            n
+            for n in nodes.values()
+            if n["category"] == "memory_entry"
+            and n["created_at"] <= t_op
+            and any(s in n["value"] for s in needed)
+        ]
         if not stored:
             out.append("no stored memory held the missed item")
         return out
@@ -2669,17 +3857,29 @@ def causal_problems(g, c, a, op, nodes, io, edges_by_op):
             out.append("update label does not point at an update decision")
         es = edges_by_op[op["op_id"]]
         if typ == "DeletionError":
-            ok = any(nodes[e["target_full_node_id"]]["class_name"] == "delete_marker"
-                     and any(s in nodes[e["source_full_node_id"]]["value"] for s in needed) for e in es)
+            ok = any(
+                nodes[e["target_full_node_id"]]["class_name"] == "delete_marker"
+                and any(s in nodes[e["source_full_node_id"]]["value"] for s in needed)
+                for e in es
+            )
             if not ok:
                 out.append("the update decision deletes no memory holding the needed item")
             return out
-        lost = any(e["source_full_node_id"].startswith("memory-unit-") and e["target_full_node_id"].startswith("memory-unit-")
-                   and any(s in nodes[e["source_full_node_id"]]["value"] for s in needed)
-                   and not all(s in nodes[e["target_full_node_id"]]["value"] for s in needed) for e in es)
+        lost = any(
+            e["source_full_node_id"].startswith("memory-unit-")
+            and e["target_full_node_id"].startswith("memory-unit-")
+            and any(s in nodes[e["source_full_node_id"]]["value"] for s in needed)
+            and not all(s in nodes[e["target_full_node_id"]]["value"] for s in needed)
+            for e in es
+        )
         facts_in = [nodes[i]["value"] for i in ins if nodes[i]["class_name"] == "extracted_facts"]
-        ignored = (facts_in and any(s in facts_in[0] for s in needed)
-                   and not any(any(s in nodes[t]["value"] for s in needed) for t in outs if t.startswith("memory-unit-")))
+        ignored = (
+            facts_in
+            and any(s in facts_in[0] for s in needed)
+            and not any(
+                any(s in nodes[t]["value"] for s in needed) for t in outs if t.startswith("memory-unit-")
+            )
+        )
         if not (lost or ignored):
             out.append("the update decision neither overwrites nor ignores the needed item")
         return out
@@ -2712,8 +3912,11 @@ def causal_problems(g, c, a, op, nodes, io, edges_by_op):
 # --------------------------------------------------------------------------------------------
 
 TYPES = ["ExtractionError", "UpdateError", "DeletionError", "RetrievalError", "ResponseError"]
-SYSTEM_TYPES = {"mem0": TYPES, "rag": ["ExtractionError", "RetrievalError", "ResponseError"],
-                "long_context": ["ExtractionError", "UpdateError", "ResponseError"]}
+SYSTEM_TYPES = {
+    "mem0": TYPES,
+    "rag": ["ExtractionError", "RetrievalError", "ResponseError"],
+    "long_context": ["ExtractionError", "UpdateError", "ResponseError"],
+}
 
 
 def counts_table(manifest):
@@ -2744,10 +3947,15 @@ def counts_table(manifest):
             cells.append(str(c[t]) if t in SYSTEM_TYPES[system] else "–")
         cells += [str(c["AnnotationError"]), str(c["mem"]), str(c["correct"])]
         rows.append(cells)
-    rows.append(["**total**", str(tot["graphs"])] + [str(tot[t]) for t in TYPES] +
-                [str(tot["AnnotationError"]), str(tot["mem"]), str(tot["correct"])])
-    head = ("| system | graphs | ExtractionError | UpdateError | DeletionError | RetrievalError | ResponseError "
-            "| AnnotationError | memory failures | answered correctly |\n|" + "---|" * 10 + "\n")
+    rows.append(
+        ["**total**", str(tot["graphs"])]
+        + [str(tot[t]) for t in TYPES]
+        + [str(tot["AnnotationError"]), str(tot["mem"]), str(tot["correct"])]
+    )
+    head = (
+        "| system | graphs | ExtractionError | UpdateError | DeletionError | RetrievalError | ResponseError "
+        "| AnnotationError | memory failures | answered correctly |\n|" + "---|" * 10 + "\n"
+    )
     return head + "\n".join("| " + " | ".join(r) + " |" for r in rows) + "\n", tot
 
 
@@ -2922,15 +4130,24 @@ def main():
         for spec in GRAPHS:
             if args.only in spec["name"]:
                 data, man = make_graph(spec)
-                print(spec["name"], len(data["data"]["nodes"]), "nodes", len(data["data"]["annotations"]), "annotations")
+                print(
+                    spec["name"],
+                    len(data["data"]["nodes"]),
+                    "nodes",
+                    len(data["data"]["annotations"]),
+                    "annotations",
+                )
                 for c in man["cases"]:
                     print("  ", c["query_id"], c["outcome"], "->", c["label"], "|", c["prediction"])
         return
     import shutil
+
     if os.path.isdir(SET_DIR):
         shutil.rmtree(SET_DIR)
-    manifest = {"note": "Planted faults and outcomes. For scoring and auditing only: do not read while developing a method.",
-                "graphs": []}
+    manifest = {
+        "note": "Planted faults and outcomes. For scoring and auditing only: do not read while developing a method.",
+        "graphs": [],
+    }
     total_bytes = 0
     for spec in GRAPHS:
         data, man = make_graph(spec)
@@ -2941,8 +4158,10 @@ def main():
             fh.write(text)
         total_bytes += len(text.encode("utf-8"))
         manifest["graphs"].append(man)
-        print(f"{spec['name']:<24} {len(data['data']['nodes']):>5} nodes {len(data['data']['edges']):>5} edges "
-              f"{len(data['data']['annotations']):>3} annotations {len(text) / 1e6:6.2f} MB")
+        print(
+            f"{spec['name']:<24} {len(data['data']['nodes']):>5} nodes {len(data['data']['edges']):>5} edges "
+            f"{len(data['data']['annotations']):>3} annotations {len(text) / 1e6:6.2f} MB"
+        )
     with open(os.path.join(SET_DIR, "manifest.json"), "w", encoding="utf-8") as fh:
         json.dump(manifest, fh, ensure_ascii=False, indent=1)
     problems, n = check_set()
@@ -2952,9 +4171,17 @@ def main():
         sys.exit(1)
     table, tot = counts_table(manifest)
     readme = README_TEMPLATE.format(
-        n_graphs=len(GRAPHS), table=table, n_mem=tot["mem"], n_annot=tot["AnnotationError"],
-        n_correct=tot["correct"], n_faults=tot["faults"], n_decoy=tot["decoys"], n_two=tot["two"],
-        size_mb=total_bytes / 1e6, conventions=CONVENTIONS)
+        n_graphs=len(GRAPHS),
+        table=table,
+        n_mem=tot["mem"],
+        n_annot=tot["AnnotationError"],
+        n_correct=tot["correct"],
+        n_faults=tot["faults"],
+        n_decoy=tot["decoys"],
+        n_two=tot["two"],
+        size_mb=total_bytes / 1e6,
+        conventions=CONVENTIONS,
+    )
     with open(os.path.join(HERE, "README.md"), "w", encoding="utf-8") as fh:
         fh.write(readme)
     print(table)
