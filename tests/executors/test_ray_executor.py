@@ -48,3 +48,24 @@ def test_ray_benchmarks_and_optimises_as_one_worker(ray_cluster: None, tmp_path:
     layout = local / "out" / "memtracebench"
     assert scored(layout, tmp_path / "ray-scored", *ray) == scored(layout, local / "scored", "--workers", 1)
     assert optimized(tmp_path / "ray-opt", *ray) == optimized(local / "opt", "--workers", 1)
+
+
+def test_ray_workers_share_one_concurrency_limit(ray_cluster: None, tmp_path: Path) -> None:
+    """The limiter is a named actor: two Ray workers together keep to --concurrency 1."""
+    import sys
+
+    from scripted_replies import scripted_reply
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+    from llmhelpers import Reply, ScriptedOpenAIServer
+
+    def slow_reply(body: dict) -> Reply:
+        return Reply(scripted_reply(body), delay=0.01)
+
+    model = ["--system", "rag,mem0", "--dataset", "sample", "--questions", "2", "--llm", "openai"]
+    model += ["--model", "scripted", "--concurrency", "1"]
+    for name, flags in (("local", ["--workers", "1"]), ("ray", ["--executor", "ray", "--workers", "2"])):
+        with ScriptedOpenAIServer(default=slow_reply) as server:
+            _cli("run", tmp_path / name, *model, "--base-url", server.url, *flags)
+        assert server.max_in_flight == 1
+    assert store_rows(tmp_path / "ray") == store_rows(tmp_path / "local")

@@ -43,7 +43,7 @@ KILLED_VERIFY = textwrap.dedent(
     def die(*args, **kwargs):
         os._exit(9)
     replaying.answer_questions = die
-    sys.argv = ["memtrace", "verify", sys.argv[1]]
+    sys.argv = ["memtrace", "verify", sys.argv[1], "--workers", "1"]
     from memtrace.cli.app import main
     main()
     """
@@ -77,7 +77,8 @@ def verified_once(attributed: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 def verify_command(workspace: Path, *, slow: float = 0.0) -> list[str]:
-    return [sys.executable, "-c", SLOW_VERIFY, str(slow), "verify", str(workspace)]
+    # One process each: the replay is patched in the process that verifies (workers: test_verify_workers).
+    return [sys.executable, "-c", SLOW_VERIFY, str(slow), "verify", str(workspace), "--workers", "1"]
 
 
 def replay_runs(workspace: Path) -> list[Run]:

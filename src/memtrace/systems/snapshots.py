@@ -42,6 +42,8 @@ CONVERSATION_PICKLE = "conversation.pkl"
 _log = logging.getLogger("memtrace")
 #: The snapshot folders whose refusal was already said (with how many were refused).
 _WARNED: set[tuple[Path, int]] = set()
+#: A worker's rebuilt snapshot folders: the driver already said what it refused of them.
+_SAID_BY_DRIVER: set[Path] = set()
 
 
 def snapshot_dir(workspace: str | Path, run_id: str) -> Path:
@@ -97,6 +99,22 @@ class MarkerWriter:
             self.run.next_seq()
 
 
+def _warn_refused(run_id: str, directory: Path, refused: int, *, earlier: bool) -> None:
+    """One line, once per process and folder: a verify replays a run many times."""
+    if (directory, refused) in _WARNED:
+        return
+    _WARNED.add((directory, refused))
+    _log.warning(
+        "memtrace: run %s: %d snapshot(s) in %s are not signed by your key (%s) and were not loaded"
+        " (loading could run code); replaying from %s",
+        run_id,
+        refused,
+        directory,
+        user_key_path(),
+        "an earlier snapshot" if earlier else "the first message",
+    )
+
+
 def snapshot_markers(workspace: str | Path, run_id: str) -> dict[str, int]:
     """Each snapshot's label and marker seq as the recording wrote them (trusted or not: data only)."""
     index = snapshot_dir(workspace, run_id) / "index.jsonl"
@@ -122,17 +140,8 @@ def load_snapshots(workspace: str | Path, run_id: str) -> tuple[Conversation, li
         snapshot = Snapshot(meta["label"], meta["seq"], meta["next_session"], path, key or b"")
         trusted = key is not None and path.is_file() and signed_by(path, key)
         (snapshots if trusted else refused).append(snapshot)
-    if refused and (directory, len(refused)) not in _WARNED:
-        _WARNED.add((directory, len(refused)))  # once per process: a verify replays a run many times
-        _log.warning(
-            "memtrace: run %s: %d snapshot(s) in %s are not signed by your key (%s) and were not loaded"
-            " (loading could run code); replaying from %s",
-            run_id,
-            len(refused),
-            directory,
-            user_key_path(),
-            "an earlier snapshot" if snapshots else "the first message",
-        )
+    if refused and directory not in _SAID_BY_DRIVER:
+        _warn_refused(run_id, directory, len(refused), earlier=bool(snapshots))
     return conversation, sorted(snapshots, key=lambda s: s.seq)
 
 
@@ -158,6 +167,11 @@ def snapshot_files(workspace: str | Path, run_id: str) -> SnapshotFiles:
             files.trusted[path.name] = data
         else:
             files.plain[path.name] = path.read_bytes()
+    refused = [name for name in files.plain if name.endswith(".pkl") and name != "conversation.pkl"]
+    if refused:  # said here, naming the user's folder, not by each worker about its scratch copy
+        _warn_refused(
+            run_id, directory, len(refused), earlier=any(n != "conversation.pkl" for n in files.trusted)
+        )
     return files
 
 
@@ -170,6 +184,7 @@ def write_snapshot_files(workspace: str | Path, run_id: str, files: SnapshotFile
         (directory / name).write_bytes(data)
     for name, data in files.trusted.items():
         sign_data(data, directory / name, key)
+    _SAID_BY_DRIVER.add(directory)
 
 
 def _key_if_any() -> bytes | None:
