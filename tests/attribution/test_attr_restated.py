@@ -121,3 +121,76 @@ def _trim_dropping(graph: mt.GraphQueries, tag: str) -> object:
         if not any(str(line).startswith(tag) for line in graph.value(out.id)):
             return op
     raise AssertionError(f"no trim drops {tag}")
+
+
+def _dropped_turn_run(
+    workspace: Path, question: str, gold: str, turn: str, live: str, *, retrieved: bool = False
+) -> str:
+    """Joanna's turn D1:1 is never extracted; `live` is a memory at question time, retrieved or not."""
+    with mt.run(workspace, name="dropped", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            said = op.output("D1:1", turn, category="message")
+            op.output("D1:2", "Nate: Wow, tell me everything about it!", category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(said)
+            run.memory("mem-1").create({"memory": "Joanna likes her weekends quiet"}, by=op)
+        with mt.op("extract_facts", category="extraction") as op:
+            run.memory("mem-2").create({"memory": live}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            op.input("query", question, category="query")
+            context = ["Joanna likes her weekends quiet", *([live] if retrieved else [])]
+            found = op.output("retrieved", context, category="retrieved")
+        case = run.case(question, gold=gold, evidence=["D1:1"])
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "Not mentioned", category="prediction")
+        case.predict("Not mentioned", var=prediction)
+        case.judge(False)
+        return run.id
+
+
+def _flow_type(workspace: Path, run_id: str) -> tuple[str, str]:
+    with mt.open(workspace) as ws:
+        result = FlowMethod().attribute(ws.view(run_id), ws.cases(run_id)[0])
+    return result.error_type, result.explanation
+
+
+SCREEN = "What did Joanna contribute to that was shown on the big screen?"
+SCREEN_TURN = "Joanna: Another movie script I contributed to was shown on the big screen last Sunday!"
+
+
+def test_a_hope_is_no_tie_to_what_was_done(tmp_path: Path) -> None:
+    """Hoping to get a new script on the big screen states no script that was shown there: the turn
+    that said so was lost where it was never extracted."""
+    hoped = "Joanna is writing another movie script and is hoping to get it on the big screen"
+    kind, why = _flow_type(tmp_path, _dropped_turn_run(tmp_path, SCREEN, "movie script", SCREEN_TURN, hoped))
+    assert kind == "ExtractionError", why
+
+
+def test_a_done_fact_in_a_live_memory_is_a_retrieval_miss(tmp_path: Path) -> None:
+    done = "A movie script Joanna contributed to was shown on the big screen"
+    kind, why = _flow_type(tmp_path, _dropped_turn_run(tmp_path, SCREEN, "movie script", SCREEN_TURN, done))
+    assert kind == "RetrievalError", why
+
+
+RECOMMEND = "What did Joanna recently watch and recommend to Nate?"
+RECOMMEND_TURN = (
+    'Joanna: I just watched "Little Women" and it was amazing! It is a great story about four sisters,'
+    " their dreams, love and growing up, and I think you would really enjoy it."
+)
+
+
+def test_a_line_about_the_other_person_named_in_the_question_is_no_tie(tmp_path: Path) -> None:
+    """The question asks about Joanna (named first); Nate watching the film later is not her
+    recommendation, though it names Nate, who the question names too."""
+    other = 'Nate watched "Little Women" recently, and it was great!'
+    run_id = _dropped_turn_run(tmp_path, RECOMMEND, '"Little Women"', RECOMMEND_TURN, other, retrieved=True)
+    kind, why = _flow_type(tmp_path, run_id)
+    assert kind == "ExtractionError", why
+    said_by_her = 'Joanna recently watched "Little Women" and recommends it to Nate'
+    again = tmp_path / "again"
+    run_id = _dropped_turn_run(
+        again, RECOMMEND, '"Little Women"', RECOMMEND_TURN, said_by_her, retrieved=True
+    )
+    kind, why = _flow_type(again, run_id)
+    assert kind == "ResponseError", why

@@ -24,6 +24,7 @@ from .words import (
     answer_items,
     answer_rule,
     content_stems,
+    first_named,
     plan_aware_stems,
     stated_items,
     states_answer,
@@ -159,6 +160,13 @@ class Target:
     #: The words of the gold answer items no evidence message states outright (paraphrased or
     #: inferred), without speakers' names, the question's words and dates, which every line may hold.
     unstated_words: tuple[frozenset[str], ...] = ()
+    #: The person the question asks about (the first it names) and everyone else who speaks: a part
+    #: of no message naming only others is about them ("Nate watched it" for what Joanna watched).
+    asked_about: frozenset[str] = frozenset()
+    others: frozenset[str] = frozenset()
+
+    def about_others(self, words: frozenset[str]) -> bool:
+        return bool(self.asked_about) and bool(words & self.others) and not words & self.asked_about
 
     @functools.cached_property
     def key_rows(self) -> tuple[KeyRow, ...]:
@@ -285,7 +293,9 @@ class OverlapScorer:
         asks_plan = bool(HEDGE.search(question))
         answer = frozenset().union(*(content_stems(g) for g in gold)) - asked if gold else frozenset()
         named = [t.split(": ", 1)[0] for _, t in evidence if ": " in t[:40]]
-        speakers = frozenset().union(*(content_stems(name) for name in [*speakers, *named]))
+        people = [*speakers, *named]
+        speakers = frozenset().union(*(content_stems(name) for name in people))
+        asked_about = content_stems(first_named(question, people) or "")
         items = tuple(item for g in gold for item in answer_items(g))
         keys, labels, statements = [], [], []
         for label, text in evidence:
@@ -313,6 +323,8 @@ class OverlapScorer:
             any(per_message),
             per_message,
             tuple(words for words in unstated if words),
+            asked_about,
+            speakers - asked_about,
         )
 
     def score(self, target: Target, value: Any) -> float:
@@ -341,6 +353,8 @@ class OverlapScorer:
                 # untagged one would ("Maria joined a nearby church" of a longer message).
                 best = max(best, _untagged_score(row.key, row.stating, words))
             for words in untagged:
+                if target.about_others(words):
+                    continue
                 if row.hedged:
                     words = unplanned(words)
                 if row.carries is None or row.carries(words):

@@ -49,6 +49,14 @@ def unplanned(words: frozenset[str]) -> frozenset[str]:
     return frozenset(w[1:] if w.startswith(PLANNED) else w for w in words)
 
 
+def first_named(question: str, names: Iterable[str]) -> str | None:
+    """The person the question names first: whom it asks about ("What did Joanna recommend to
+    Nate?" asks about Joanna; a line about Nate alone is not about her)."""
+    found = {name: re.search(rf"\b{re.escape(name)}\b", question, re.IGNORECASE) for name in names if name}
+    at = {name: match.start() for name, match in found.items() if match}
+    return min(at, key=at.__getitem__) if at else None
+
+
 STAMP = re.compile(r"\s*\[said on (?P<date>[^\]]+)\]\s*$")
 
 

@@ -16,8 +16,9 @@ from ...graph import Case, GraphQueries, VariableVersion
 from ...vocabulary import ErrorType
 from ..evidence.anatomy import CaseAnatomy
 from ..evidence.needs import copy_states, phrase_of
+from ..evidence.statements import WHEN_WORDS
 from ..evidence.support import value_parts
-from ..evidence.words import answer_item_texts, content_stems
+from ..evidence.words import HEDGE, answer_item_texts, content_stems, first_named, plan_aware_stems
 from ..model import Attribution, PathRole, PathStep
 from .flow_losses import quote
 
@@ -44,8 +45,11 @@ def stated_elsewhere(
     if not words or not asked:
         return None
     names = frozenset().union(*(content_stems(name) for name in speakers))
-    topical, subject = asked - names, asked & names
+    # When it was said is no tie: every line is stamped with a date ("October 2022").
+    topical = frozenset(w for w in asked - names if w not in WHEN_WORDS and not w.isdigit())
+    subject = content_stems(first_named(case.question, speakers) or "") & asked
     phrase = phrase_of(item)
+    asks_plan = bool(HEDGE.search(case.question))
 
     def stating(versions: list[VariableVersion]) -> tuple[VariableVersion, str] | None:
         parts = words_of(graph, versions)
@@ -63,10 +67,13 @@ def stated_elsewhere(
                 # A phrase needs a word of the question's topic; a single common word ("inspired")
                 # two, since one ("gaming") is a look-alike's too; a name ("Pepper and I have been
                 # exploring") one, or another item of the same answer beside it ("Max, Daisy and Ned").
+                # Only what the line says was done ties it: "hoping to get it on the big screen"
+                # is no script shown on the big screen.
+                said = part if asks_plan else part & plan_aware_stems(text)
                 named = copy_states(item, text) and (
-                    part & topical or any(other <= part for other in siblings)
+                    said & topical or any(other <= said for other in siblings)
                 )
-                if named or len(part & topical) >= (1 if len(words) > 1 else 2):
+                if named or len(said & topical) >= (1 if len(words) > 1 else 2):
                     return version, text
         return None
 
