@@ -48,15 +48,16 @@ def run_on_ray(
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             for ref in done:
+                index = refs.pop(ref)  # the last handle on the result: the store frees it once delivered
                 try:
                     result = ray.get(ref)
                 except ray.exceptions.RayTaskError as exc:  # the task raised: the cause is the error
                     raise exc.as_instanceof_cause() from None
                 except ray.exceptions.WorkerCrashedError:
                     raise MemtraceError(
-                        f"task {refs[ref] + 1} of {len(payloads)}: its worker died {spec.retries + 1} times"
+                        f"task {index + 1} of {len(payloads)}: its worker died {spec.retries + 1} times"
                     ) from None
-                out(refs[ref], result)
+                out(index, result)
     except BaseException:
         for ref in pending:
             ray.cancel(ref, force=True)
