@@ -18,7 +18,7 @@ from ...eval.strict import strip_dates
 from ...graph import Case, GraphQueries, VariableVersion
 from ...text import porter_stem, tokenize
 from .locate import message_text, message_versions, run_speakers
-from .words import HEDGE, STAMP, answer_item_texts, content_stems, plan_aware_stems, unplanned
+from .words import STAMP, answer_item_texts, asks_about_plan, content_stems, plan_aware_stems, unplanned
 
 _DIALOGUE_ID = re.compile(r"^(?P<session>D\d+):\d+$")
 _NUMBER_WORDS = frozenset(
@@ -143,7 +143,7 @@ def answer_needs(
     near = [(v, w) for v, w in turns if v.id in annotated_ids or session_of(v) in sessions]
     needs = AnswerNeeds()
     # A question about a plan or a wish ("what does John want to teach...") is answered by the plan.
-    done_first = not HEDGE.search(case.question)
+    done_first = not asks_about_plan(case.question)
     for gold in case.gold:
         for text, words in answer_item_texts(gold):
             if any(other.words == words for other in needs.items):

@@ -18,11 +18,11 @@ from ...graph.values import value_text
 from .fields import Reading, as_record, read_dict, text_lines
 from .statements import WHEN_WORDS, YEAR, Statement, date_only, statements_of, what_words
 from .words import (
-    HEDGE,
     STAMP,
     answer_item_texts,
     answer_items,
     answer_rule,
+    asks_about_plan,
     content_stems,
     first_named,
     plan_aware_stems,
@@ -290,7 +290,7 @@ class OverlapScorer:
         prove nothing about a line's source: every memory of the speaker has them.
         """
         asked = content_stems(question)
-        asks_plan = bool(HEDGE.search(question))
+        asks_plan = asks_about_plan(question)
         answer = frozenset().union(*(content_stems(g) for g in gold)) - asked if gold else frozenset()
         named = [t.split(": ", 1)[0] for _, t in evidence if ": " in t[:40]]
         people = [*speakers, *named]
@@ -351,14 +351,14 @@ class OverlapScorer:
                     best = max(best, len(row.about & words) / len(row.about))
                 # The tag adds provenance: a tagged part repeating the statement carries it as an
                 # untagged one would ("Maria joined a nearby church" of a longer message).
-                best = max(best, _untagged_score(row.key, row.stating, words))
+                best = max(best, _untagged_score(row.key, row.stating, words, target.asked_about))
             for words in untagged:
                 if target.about_others(words):
                     continue
                 if row.hedged:
                     words = unplanned(words)
                 if row.carries is None or row.carries(words):
-                    best = max(best, _untagged_score(row.key, row.stating, words))
+                    best = max(best, _untagged_score(row.key, row.stating, words, target.asked_about))
         return best
 
     def carries(self, target: Target, value: Any) -> bool:
@@ -384,15 +384,35 @@ def _carrying_rule(
     return lambda words: any(item & words for item in unstated)
 
 
-def _untagged_score(key: frozenset[str], stating: tuple[Statement, ...], words: frozenset[str]) -> float:
+def _untagged_score(
+    key: frozenset[str],
+    stating: tuple[Statement, ...],
+    words: frozenset[str],
+    subject: frozenset[str] = frozenset(),
+) -> float:
     """How well a part without a message id carries one evidence message (see `score_words`)."""
     if not stating:  # a target made without statements: the key's overlap
         return len(key & words) / len(key)
+    names_subject = bool(subject & words)
     return max(
         (
-            len(s.words & words) / len(s.words)
+            min(1.0, len(s.words & words) / _needed(s, names_subject))
             for s in stating
             if s.words and (s.answer & words or not s.answer)
         ),
         default=0.0,
     )
+
+
+#: A part stating the answer about the person asked about shows its source by half of the statement's
+#: words, two at most: a long sentence says more than any fact drawn from it ("Pilchard, my old
+#: dachshund, is asleep in the van" gives "Fenwick has an elderly dachshund named Pilchard"). A part
+#: naming no one, or someone else ("Omar's dog named Pepper"), needs half of them all.
+_WORDS_SHOWING_SOURCE = 2
+
+
+def _needed(statement: Statement, names_subject: bool) -> int:
+    """The count of shared words that scores 1.0 (half of it reaches the default threshold)."""
+    if statement.answer and names_subject:
+        return min(len(statement.words), 2 * _WORDS_SHOWING_SOURCE)
+    return len(statement.words)

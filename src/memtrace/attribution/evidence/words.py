@@ -29,6 +29,16 @@ HEDGE = re.compile(
     re.IGNORECASE,
 )
 PLANNED = "~"
+#: A question in the future ("Where is Odalys going fossil-hunting in March?", "What will Ben
+#: teach?") asks about a plan: a line planning it answers it.
+FUTURE = re.compile(
+    r"\bwill\b|\b(?:is|are|am)\s+(?:\S+\s+){0,3}?going\s+[\w-]+ing\b|\bupcoming\b", re.IGNORECASE
+)
+
+
+def asks_about_plan(question: str) -> bool:
+    """Whether a question asks about a plan, a wish or what is yet to happen (then a plan answers it)."""
+    return bool(HEDGE.search(question) or FUTURE.search(question))
 
 
 @functools.lru_cache(maxsize=262_144)

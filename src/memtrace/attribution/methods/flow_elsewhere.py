@@ -18,7 +18,7 @@ from ..evidence.anatomy import CaseAnatomy
 from ..evidence.needs import copy_states, phrase_of
 from ..evidence.statements import WHEN_WORDS
 from ..evidence.support import value_parts
-from ..evidence.words import HEDGE, answer_item_texts, content_stems, first_named, plan_aware_stems
+from ..evidence.words import answer_item_texts, asks_about_plan, content_stems, first_named, plan_aware_stems
 from ..model import Attribution, PathRole, PathStep
 from .flow_losses import quote
 
@@ -49,7 +49,7 @@ def stated_elsewhere(
     topical = frozenset(w for w in asked - names if w not in WHEN_WORDS and not w.isdigit())
     subject = content_stems(first_named(case.question, speakers) or "") & asked
     phrase = phrase_of(item)
-    asks_plan = bool(HEDGE.search(case.question))
+    asks_plan = asks_about_plan(case.question)
 
     def stating(versions: list[VariableVersion]) -> tuple[VariableVersion, str] | None:
         parts = words_of(graph, versions)

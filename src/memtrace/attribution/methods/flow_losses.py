@@ -11,7 +11,8 @@ from ...vocabulary import ErrorType
 from ..evidence.extraction import find_dropper
 from ..evidence.locate import dated_message
 from ..evidence.losses import decisive_loss, losses
-from ..evidence.support import SupportScorer, Target, best_part, carrying_part
+from ..evidence.support import SupportScorer, Target, best_part, carrying_part, value_parts, value_words
+from ..evidence.words import unplanned
 from ..model import Attribution, PathRole, PathStep, undetermined
 
 
@@ -68,9 +69,45 @@ def extraction_error(
         f"({dropper.id}) consumed "
         "without writing it to memory."
     )
+    outdated = outdated_unit(graph, dropper, target) if dropper.category == "update" else None
+    if outdated is not None:  # an update step given the new value kept the old one: it failed to update
+        path.append(
+            PathStep(
+                "var", outdated.id, outdated.seq, "kept its outdated value", False, role=PathRole.LAST_CARRIER
+            )
+        )
+        explanation += (
+            f" It read {outdated.name} ({quote(display_text(graph.value(outdated.id)))}), about the same"
+            " thing with another value, and kept it instead of updating it."
+        )
+        return Attribution(
+            graph.run.id, case.id, dropper.id, ErrorType.UPDATE, 0.75, explanation, method, path
+        )
     return Attribution(
         graph.run.id, case.id, dropper.id, ErrorType.EXTRACTION, 0.8, explanation, method, path
     )
+
+
+def outdated_unit(graph: GraphQueries, op: Any, target: Target) -> VariableVersion | None:
+    """A one-fact memory unit the update step read that is about what the dropped evidence says (at
+    least half of the question's words the evidence shares, plans counted as said) but states none of
+    the answer: the unit the step should have updated with the new value ("going to Lyme in March"
+    kept when "Whitby" was given)."""
+    about = frozenset().union(*target.keys) - target.answer
+    if not about:
+        return None
+    for version in graph.inputs(op.id):
+        if not version.is_memory:
+            continue
+        parts = value_parts(graph.value(version.id))
+        if len(parts) != 1:  # a window of many lines is no single outdated fact
+            continue
+        words = unplanned(frozenset().union(*value_words(parts[0][0])))
+        shared = about & words
+        fits = shared and 2 * len(shared) >= len(about)
+        if fits and not words & target.answer and not target.about_others(words):
+            return version
+    return None
 
 
 def loss_error(
