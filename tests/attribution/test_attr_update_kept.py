@@ -10,6 +10,7 @@ import memtrace as mt
 from memtrace.attribution import FlowMethod
 from memtrace.attribution.evidence.support import OverlapScorer
 from memtrace.attribution.evidence.words import asks_about_plan
+from memtrace.attribution.model import PathRole
 
 MOVED = "Tamsin: Change of plan for May: not Keswick any more, we're going climbing at Ullswater instead."
 QUESTION = "Where is Tamsin going climbing in May?"
@@ -57,6 +58,8 @@ def test_an_update_step_keeping_the_outdated_value_is_an_update_error(tmp_path: 
         result.explanation
     )
     assert "Keswick" in result.explanation and "instead of updating it" in result.explanation
+    # The kept unit never carried "Ullswater": no version of it is a carrier an Update repair restores.
+    assert result.step(PathRole.LAST_CARRIER) is None
 
 
 def test_an_update_step_dropping_a_fact_no_unit_was_about_is_an_extraction_error(tmp_path: Path) -> None:

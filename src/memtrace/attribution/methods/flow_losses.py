@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...graph import Case, GraphQueries, VariableVersion
+from ...graph import Case, GraphQueries, Operation, VariableVersion
 from ...graph.values import display_text
 from ...vocabulary import ErrorType
 from ..evidence.extraction import find_dropper
@@ -71,11 +71,9 @@ def extraction_error(
     )
     outdated = outdated_unit(graph, dropper, target) if dropper.category == "update" else None
     if outdated is not None:  # an update step given the new value kept the old one: it failed to update
-        path.append(
-            PathStep(
-                "var", outdated.id, outdated.seq, "kept its outdated value", False, role=PathRole.LAST_CARRIER
-            )
-        )
+        # No LAST_CARRIER role: the kept unit never carried the information, so no version of it is
+        # the one an Update repair would restore.
+        path.append(PathStep("var", outdated.id, outdated.seq, "kept its outdated value", False))
         explanation += (
             f" It read {outdated.name} ({quote(display_text(graph.value(outdated.id)))}), about the same"
             " thing with another value, and kept it instead of updating it."
@@ -88,7 +86,7 @@ def extraction_error(
     )
 
 
-def outdated_unit(graph: GraphQueries, op: Any, target: Target) -> VariableVersion | None:
+def outdated_unit(graph: GraphQueries, op: Operation, target: Target) -> VariableVersion | None:
     """A one-fact memory unit the update step read that is about what the dropped evidence says (at
     least half of the question's words the evidence shares, plans counted as said) but states none of
     the answer: the unit the step should have updated with the new value ("going to Lyme in March"
