@@ -29,6 +29,7 @@ from ..systems.run_tasks import RunTask, derived_run_id, record_runs
 from ..text import safe_filename
 from ..vocabulary import CaseVerdict, ErrorType
 from .fault_tasks import FaultOutcome, Injecting, inject_all
+from .fault_verify import verification_scores
 from .faults import Injection, Injector
 
 
@@ -47,6 +48,7 @@ def fault_benchmark(
     memtracebench: bool = False,
     keep_replays: bool = False,
     executor: ExecutorSpec | None = None,
+    verify: bool = False,
 ) -> dict[str, Any]:
     """Inject, replay, keep flips, attribute, score; write JSON and a plot (and, when asked, the
     MemTraceBench layout and the labelled replays).
@@ -54,8 +56,8 @@ def fault_benchmark(
     Each injection is replayed and attributed in a scratch workspace of its own (fault_tasks.py), so
     only the labelled replays asked for reach the workspace: hundreds of replays, each holding a full
     copy of its run, made it gigabytes. `executor` runs the recordings and the injections in workers
-    (default, and always with a model client: this process). `result["written"]` lists what was
-    written where.
+    (default, and always with a model client: this process). With `verify`, every method's claim is
+    verified too (fault_verify.py). `result["written"]` lists what was written where.
     """
     if per_type < 1:  # it would record every system and label nothing
         raise MemtraceError(f"--per-type must be 1 or more, not {per_type}")
@@ -70,9 +72,8 @@ def fault_benchmark(
     out.mkdir(parents=True, exist_ok=True)
     recorded = _record(systems, data, dataset, workspace, spec, llm, report)
     coverage: dict[str, dict[str, dict[str, int]]] = {}
-    job = Injecting(
-        [], [MethodRecipe(name, seed=seed) for name in methods], per_type, memtracebench, keep_replays
-    )
+    recipes = [MethodRecipe(name, seed=seed) for name in methods]
+    job = Injecting([], recipes, per_type, memtracebench, keep_replays, verify)
     for system_name in systems:
         plans = _plans(workspace, recorded[system_name])
         rng.shuffle(plans)
@@ -89,6 +90,7 @@ def fault_benchmark(
     with Workspace(workspace) as ws:
         inject_all(job, ws, spec, llm=llm, progress=report, on_outcome=tally)
     labelled = [(job.planned[s][0], job.planned[s][1][i]) for s, i in sorted(job.flipped)]
+    verdicts = {id(job.planned[s][1][i]): job.flipped[(s, i)].verdicts for s, i in sorted(job.flipped)}
     rows = {
         name: [
             (job.planned[s][0], job.planned[s][1][i], job.flipped[(s, i)].attributions[name])
@@ -105,8 +107,10 @@ def fault_benchmark(
         "results": {name: _accuracy(method_rows) for name, method_rows in rows.items()},
         "coverage": coverage,
         "missing": _missing(coverage, per_type),
-        "cases": _case_rows(labelled, rows),
+        "cases": _case_rows(labelled, rows, verdicts),
     }
+    if verify:
+        result["verification"] = verification_scores(result["cases"], methods)
     (out / "faults.json").write_text(json.dumps(result, indent=2))
     _plot(result, out / "faults.png")
     written = [out / "faults.json", out / "faults.png", workspace, *([layout] if memtracebench else [])]
@@ -211,9 +215,12 @@ def _missing(coverage: dict[str, dict[str, dict[str, int]]], per_type: int) -> l
 
 
 def _case_rows(
-    labelled: list[tuple[str, Injection]], rows: dict[str, list[tuple[str, Injection, Any]]]
+    labelled: list[tuple[str, Injection]],
+    rows: dict[str, list[tuple[str, Injection, Any]]],
+    verdicts: dict[int, dict[str, dict[str, str]]],
 ) -> list[dict[str, Any]]:
-    """One row per labelled case: what was injected where, and what each method named."""
+    """One row per labelled case: what was injected where, what each method named (and, verified,
+    the verifier's verdict on it)."""
     picks = {name: {id(i): got for _, i, got in method_rows} for name, method_rows in rows.items()}
     return [
         {
@@ -224,7 +231,7 @@ def _case_rows(
             "injected_op": injection.op_id,
             "injection": injection.description,
             "predicted": {
-                name: {"op": got.op_id, "type": str(got.error_type)}
+                name: {"op": got.op_id, "type": str(got.error_type), **verdicts[id(injection)].get(name, {})}
                 for name, by_injection in picks.items()
                 if (got := by_injection.get(id(injection))) is not None
             },

@@ -33,6 +33,7 @@ from ..interop import export_smartcomment
 from ..progress import Progress, no_progress
 from ..systems.replay import replay
 from ..systems.shipping import ShippedRun, ship_run
+from .fault_verify import verify_in_scratch
 from .faults import Injection
 
 
@@ -45,6 +46,7 @@ class FaultTask:
     methods: list[MethodRecipe]
     memtracebench: bool = False
     keep_replay: bool = False
+    verify: bool = False
 
 
 @dataclass(slots=True)
@@ -56,6 +58,8 @@ class FaultOutcome:
     #: The true label: the injected operation, or the step of the replay that deleted the unit.
     op_id: str
     attributions: dict[str, Attribution] = field(default_factory=dict)
+    #: Per method, the verifier's verdict on its claim (`--verify`): {"verdict": ..., "why": ...}.
+    verdicts: dict[str, dict[str, str]] = field(default_factory=dict)
     graph: dict[str, Any] | None = None
     replay: tuple[Run, RunRows] | None = None
 
@@ -93,6 +97,10 @@ def _outcome(task: FaultTask, ws: Workspace, replay_run: str, flipped: bool, llm
         outcome.op_id = _deletion_step(ws, injection, replay_run)
     graph, case = ws.view(replay_run), ws.case(replay_run, injection.case_id)
     outcome.attributions = {m.name: m.build(llm).attribute(graph, case) for m in task.methods}
+    if task.verify:
+        outcome.verdicts = {
+            name: verify_in_scratch(ws, claim, llm) for name, claim in outcome.attributions.items()
+        }
     if task.memtracebench:
         outcome.graph = _memtracebench_graph(ws, replay_run, injection, outcome.op_id)
     if task.keep_replay:
@@ -173,6 +181,7 @@ class Injecting:
     per_type: int
     memtracebench: bool = False
     keep_replays: bool = False
+    verify: bool = False
     #: (system index, plan index) -> the outcome of a flipped injection, filled as they arrive.
     flipped: dict[tuple[int, int], FaultOutcome] = field(default_factory=dict)
 
@@ -238,7 +247,9 @@ def _waves(
             if injection.run_id not in shipped:
                 shipped[injection.run_id] = ship_run(ws.store, injection.run_id)
             source = shipped[injection.run_id]
-            tasks.append(FaultTask(source, injection, job.methods, job.memtracebench, job.keep_replays))
+            tasks.append(
+                FaultTask(source, injection, job.methods, job.memtracebench, job.keep_replays, job.verify)
+            )
         if spec.runs_here(len(tasks)):
             for index, task in enumerate(tasks):
                 apply(wave, index, run_fault(task, llm))

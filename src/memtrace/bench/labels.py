@@ -121,20 +121,21 @@ def agrees(label: Label, claim: Attribution) -> tuple[bool, bool]:
     return str(claim.error_type) == label.error_type, claim.op_id == label.op_id
 
 
+def verdict_bucket(verdict: str | None) -> str:
+    """Where a verdict counts: confirmed by replay, by elimination, refuted, not verifiable, not verified."""
+    if verdict in REPLAY_CONFIRMED:
+        return "confirmed"
+    if verdict == Verdict.BY_ELIMINATION:
+        return "by_elimination"
+    if verdict == Verdict.REFUTED:
+        return "refuted"
+    if verdict == Verdict.NOT_VERIFIABLE:
+        return "not_verifiable"
+    return "not_verified"
+
+
 def _verdict_counts(claims: Iterable[Attribution]) -> dict[str, int]:
-    counts: Counter[str] = Counter()
-    for claim in claims:
-        verdict = claim.verified
-        if verdict in REPLAY_CONFIRMED:
-            counts["confirmed"] += 1
-        elif verdict == Verdict.BY_ELIMINATION:
-            counts["by_elimination"] += 1
-        elif verdict == Verdict.REFUTED:
-            counts["refuted"] += 1
-        elif verdict == Verdict.NOT_VERIFIABLE:
-            counts["not_verifiable"] += 1
-        else:
-            counts["not_verified"] += 1
+    counts = Counter(verdict_bucket(claim.verified) for claim in claims)
     return {
         key: counts[key]
         for key in ("confirmed", "by_elimination", "refuted", "not_verifiable", "not_verified")

@@ -141,6 +141,13 @@ def bench_faults(
     keep_replays: Annotated[
         bool, typer.Option(help="Keep the labelled replays in the workspace (each holds a full run).")
     ] = False,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify",
+            help="Also verify every method's claim, and score the verifier against the planted faults.",
+        ),
+    ] = False,
     workers: WorkersOption = None,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
@@ -172,6 +179,7 @@ def bench_faults(
             memtracebench=memtracebench,
             keep_replays=keep_replays,
             executor=executor_spec(workers, executor, ray_address),
+            verify=verify,
         )
     for table in fault_tables(result):
         console.print(table)
@@ -324,7 +332,33 @@ def fault_tables(result: dict[str, Any]) -> list[Table]:
         tables.append(confusion)
     if result.get("coverage"):
         tables.append(coverage_table(result["coverage"]))
+    if result.get("verification"):
+        tables.append(fault_verification_table(result["verification"]))
     return tables
+
+
+def fault_verification_table(verification: dict[str, Any]) -> Table:
+    """The verifier on planted faults: per method, its verdicts on the right claims and on the wrong ones."""
+    table = Table(
+        title="Verify on planted faults (right: names the injected operation and type)", title_justify="left"
+    )
+    for column in ("method", "claims", "n", "confirmed", "by elimination", "refuted", "not verifiable"):
+        table.add_column(column, justify="left" if column in ("method", "claims") else "right")
+    for scope, sides in verification["by_method"].items():
+        for side in ("right", "wrong"):
+            row = sides.get(side)
+            if not row or not row["claims"]:
+                continue
+            table.add_row(
+                scope,
+                side,
+                str(row["claims"]),
+                f"{row['confirmed']} ({_pct(row['confirmed_share'])})",
+                str(row["by_elimination"]),
+                str(row["refuted"]),
+                str(row["not_verifiable"]),
+            )
+    return table
 
 
 def coverage_table(coverage: dict[str, dict[str, dict[str, int]]]) -> Table:

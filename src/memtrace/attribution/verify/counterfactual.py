@@ -32,6 +32,7 @@ from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
 from .items import carriers_of_missing, check_for, item_line, refuted_premise
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
 from .response import response_verdict, settled
+from .scope import derived_path, never_touched, out_of_place, with_derived_path
 from .verdicts import Verification, verification_summary
 
 __all__ = [
@@ -110,6 +111,26 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
         )
     graph = ws.cached_view(attribution.run_id)
     case = ws.case(attribution.run_id, attribution.case_id)
+    misplaced = out_of_place(graph, case, attribution)
+    if misplaced is not None:
+        return settled(
+            attribution, Verdict.REFUTED, *misplaced, ["no replay: the operation is not where the case ran"]
+        )
+    derived = with_derived_path(graph, case, attribution, check_for(graph, case))
+    if derived is None:
+        return _verify(ws, graph, case, attribution, llm, oracle)
+    # A claim without a path (a baseline's, an imported one) is checked on steps found in the graph;
+    # the stored claim stays as it was made.
+    outcome = _verify(ws, graph, case, derived, llm, oracle)
+    outcome.attribution = attribution
+    found = ", ".join(f"{s.role}: {s.id}" for s in derived.path) or "none"
+    outcome.checked.insert(0, f"the claim names no path; steps found in the graph: {found}")
+    return outcome
+
+
+def _verify(
+    ws: Workspace, graph: GraphQueries, case: Case, attribution: Attribution, llm: Any, oracle: bool
+) -> Verification:
     target = evidence_target(graph, case, attribution)
     if attribution.error_type == ErrorType.RESPONSE:
         return response_verdict(graph, case, attribution, target)
@@ -121,6 +142,9 @@ def verify(ws: Workspace, attribution: Attribution, *, llm: Any = None, oracle: 
             "the path names no evidence to check a replay against",
         )
     check = check_for(graph, case)
+    untouched = never_touched(graph, case, attribution, check) if derived_path(attribution) else None
+    if untouched is not None:
+        return settled(attribution, Verdict.REFUTED, *untouched, ["no replay: the graph refutes it"])
     kept = attribution.step(PathRole.LAST_CARRIER)
     kept_value = graph.value(kept.id) if kept is not None and graph.has_var(kept.id) else None
     refuted = refuted_premise(graph, case, attribution.error_type, check, kept_value)

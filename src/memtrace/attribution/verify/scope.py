@@ -1,0 +1,154 @@
+"""What a claim must be for its repair to mean anything, read from the graph and the case alone.
+
+A claim is an operation and an error type; the path an attributor adds is its own reasoning, which a
+verifier must not take on trust (a baseline's or an imported claim has none). So the operation is
+placed against the case first (an answer step is this case's, a retrieval ran for this question, a
+memory operation ran before it) and the steps a repair needs are found in the graph when the path does
+not name them: the unit version an update replaced, the turns an extraction read, the live memory a
+retrieval left out. A claim whose operation never touched the information is refuted, not repaired:
+an ideal extraction of anything would add the fact, so the repair alone proves nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...graph import Case, GraphQueries, Operation, VariableVersion
+from ...vocabulary import ErrorType
+from ..evidence.anatomy import case_anatomy
+from ..evidence.target import annotated_turns
+from ..model import Attribution, PathRole, PathStep
+from .items import ItemCheck, carriers_of_missing
+
+#: Categories of the variables that are memory units (an update's or a deletion's work).
+_UNIT_CATEGORIES = ("memory_entry",)
+
+
+def out_of_place(graph: GraphQueries, case: Case, attribution: Attribution) -> tuple[str, str] | None:
+    """(why, reason) when the claimed operation cannot be where this case went wrong, by when it ran."""
+    anatomy = case_anatomy(graph, case)
+    answer = anatomy.answer_op
+    if answer is None or attribution.op_id is None or not graph.has_op(attribution.op_id):
+        return None
+    op = graph.op(attribution.op_id)
+    kind = attribution.error_type
+    if kind == ErrorType.RESPONSE and op.id != answer.id:
+        return "not-the-answer-step", f"{op.id} is not this case's answer step ({answer.id})"
+    if kind == ErrorType.RETRIEVAL and not anatomy.question_seq <= op.seq < answer.seq:
+        return (
+            "not-this-question",
+            f"{op.id} did not retrieve for this question (it ran outside seqs {anatomy.question_seq}"
+            f"-{answer.seq})",
+        )
+    memory_work = (ErrorType.EXTRACTION, ErrorType.UPDATE, ErrorType.DELETION)
+    if kind in memory_work and op.seq >= anatomy.question_seq:
+        return "after-the-question", f"{op.id} ran after the question was asked: memory was already read"
+    return None
+
+
+def with_derived_path(
+    graph: GraphQueries, case: Case, attribution: Attribution, check: ItemCheck
+) -> Attribution | None:
+    """A copy of a claim that names no path, carrying the steps its repair needs as the graph shows them
+    (the case's annotated turns as evidence, and by type the replaced unit version, the turns the
+    operation read, or a live memory the context lacks); None when the claim has a path of its own."""
+    if attribution.path or attribution.op_id is None or not graph.has_op(attribution.op_id):
+        return None
+    op = graph.op(attribution.op_id)
+    kind = attribution.error_type
+    evidence = annotated_turns(graph, case)
+    path = []
+    if kind == ErrorType.EXTRACTION:
+        evidence = _read_evidence(graph, case, op, check)
+    elif kind in (ErrorType.UPDATE, ErrorType.DELETION):
+        kept = _replaced_unit(graph, op, check)
+        if kept is not None:
+            path.append(_step(kept, f"the unit version it replaced {_FOUND}", PathRole.LAST_CARRIER))
+    elif kind == ErrorType.RETRIEVAL:
+        held = _live_carrier(graph, case, check)
+        if held is not None:
+            path.append(_step(held, f"live at question time {_FOUND}", PathRole.LIVE_AT_QUESTION))
+    path[:0] = [_step(v, f"evidence {_FOUND}", PathRole.EVIDENCE) for v in evidence]
+    return replace(attribution, path=path)
+
+
+#: The note every step found in the graph carries (what tells a derived path from an attributor's).
+_FOUND = "(found in the graph)"
+
+
+def derived_path(attribution: Attribution) -> bool:
+    """Whether the claim's path was found in the graph by `with_derived_path`, not made by its attributor."""
+    return bool(attribution.path) and all(step.note.endswith(_FOUND) for step in attribution.path)
+
+
+def never_touched(
+    graph: GraphQueries, case: Case, attribution: Attribution, check: ItemCheck
+) -> tuple[str, str] | None:
+    """(why, reason) when, by the graph (a derived path), the claimed operation never had the
+    information to lose."""
+    if not check.has_items:
+        return None
+    op_id, kind = attribution.op_id, attribution.error_type
+    if kind == ErrorType.EXTRACTION and not attribution.steps(PathRole.EVIDENCE):
+        return (
+            "never-read-it",
+            f"{op_id} read no turn the case annotates and nothing holding an item of the answer:"
+            " it had nothing of it to extract",
+        )
+    if kind in (ErrorType.UPDATE, ErrorType.DELETION) and attribution.step(PathRole.LAST_CARRIER) is None:
+        return (
+            "changed-no-holder",
+            f"no memory unit {op_id} changed held any item of the answer before it changed it",
+        )
+    unplaced = attribution.step(PathRole.LIVE_AT_QUESTION) is None
+    if kind == ErrorType.RETRIEVAL and unplaced and not check.turns:
+        question_seq = case_anatomy(graph, case).question_seq
+        memory = list(graph.memory_values_at(question_seq - 1).values())
+        if set(check.status(memory).values()) == {"missing"}:
+            return (
+                "memory-lacked-it",
+                "no live memory at question time held any item of the answer: no retrieval could return it",
+            )
+    return None
+
+
+def _step(version: VariableVersion, note: str, role: PathRole) -> PathStep:
+    return PathStep("var", version.id, version.seq, note, True, role=role)
+
+
+def _replaced_unit(graph: GraphQueries, op: Operation, check: ItemCheck) -> VariableVersion | None:
+    """The previous version of a unit the operation wrote that held an item of the answer (either rule)."""
+    for written in graph.outputs(op.id):
+        if written.category not in _UNIT_CATEGORIES or written.version <= 0:
+            continue
+        before = [v for v in graph.versions(written.name) if v.version < written.version]
+        if not before:
+            continue
+        previous = before[-1]
+        if set(check.status([graph.value(previous.id)]).values()) - {"missing"}:
+            return previous
+    return None
+
+
+def _read_evidence(graph: GraphQueries, case: Case, op: Operation, check: ItemCheck) -> list[VariableVersion]:
+    """What the operation read that is an annotated turn or holds an item of the answer (either rule)."""
+    annotated = {str(e).split("@")[0] for e in case.evidence}
+    return [
+        version
+        for version in graph.inputs(op.id)
+        if version.name in annotated or set(check.status([graph.value(version.id)]).values()) - {"missing"}
+    ]
+
+
+def _live_carrier(graph: GraphQueries, case: Case, check: ItemCheck) -> VariableVersion | None:
+    """A memory unit live at question time that holds an item the answer's context lacks (both rules)."""
+    carriers = carriers_of_missing(graph, case, check)
+    if not carriers:
+        return None
+    anatomy = case_anatomy(graph, case)
+    state = graph.memory_state_at(anatomy.question_seq - 1)
+    values = graph.values(state.values())
+    for version in state.values():
+        if values[version.id] is carriers[0] or values[version.id] == carriers[0]:
+            return version
+    return None

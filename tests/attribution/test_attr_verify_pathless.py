@@ -1,0 +1,125 @@
+"""Verifying a claim that names only an operation and a type (a baseline's, an imported one): the
+verifier places the operation against the case and finds the repair's steps in the graph itself."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from attrhelpers import attributed_mem0_run
+
+import memtrace as mt
+from memtrace.attribution.evidence.anatomy import case_anatomy
+from memtrace.attribution.evidence.support import content_stems
+from memtrace.attribution.model import Attribution, load_attributions
+from memtrace.attribution.verify.counterfactual import verify
+from memtrace.vocabulary import ErrorType, Verdict
+
+REPLAY_CONFIRMED = (Verdict.FLOW_CONFIRMED, Verdict.ANSWER_CONFIRMED)
+
+
+@pytest.fixture(scope="module")
+def mem0_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    path = tmp_path_factory.mktemp("pathless")
+    return path, attributed_mem0_run(path)
+
+
+@pytest.fixture
+def ws(mem0_run: tuple[Path, str], tmp_path: Path) -> mt.Workspace:
+    """A copy of the attributed run (verification records replays into it)."""
+    shutil.copytree(mem0_run[0], tmp_path / "ws")
+    workspace = mt.open(tmp_path / "ws")
+    yield workspace
+    workspace.close()
+
+
+def _claims(ws: mt.Workspace, run_id: str) -> list[Attribution]:
+    return load_attributions(ws.store, run_id, "flow")
+
+
+def _bare(claim: Attribution, op_id: str | None = None, kind: ErrorType | None = None) -> Attribution:
+    """The claim as a tool without paths would make it: an operation and a type only."""
+    return replace(
+        claim, path=[], op_id=op_id or claim.op_id, error_type=kind or claim.error_type, method="bare"
+    )
+
+
+def test_an_answer_step_of_another_case_is_refuted_without_a_replay(
+    ws: mt.Workspace, mem0_run: tuple[Path, str]
+) -> None:
+    run_id = mem0_run[1]
+    first, second = _claims(ws, run_id)[:2]
+    other_answer = case_anatomy(ws.view(run_id), ws.case(run_id, second.case_id)).answer_op
+    outcome = verify(ws, _bare(first, other_answer.id, ErrorType.RESPONSE))
+    assert outcome.verdict == Verdict.REFUTED and outcome.why == "not-the-answer-step"
+    assert outcome.replay_run is None
+
+
+def test_a_retrieval_for_another_question_is_refuted(ws: mt.Workspace, mem0_run: tuple[Path, str]) -> None:
+    run_id = mem0_run[1]
+    claims = _claims(ws, run_id)
+    graph = ws.view(run_id)
+    mine = claims[0]
+    mine_anatomy = case_anatomy(graph, ws.case(run_id, mine.case_id))
+    other = next(
+        a
+        for c in claims[1:]
+        if (a := case_anatomy(graph, ws.case(run_id, c.case_id))).retrieval_op is not None
+        and a.retrieval_op.id != mine_anatomy.retrieval_op.id
+    )
+    outcome = verify(ws, _bare(mine, other.retrieval_op.id, ErrorType.RETRIEVAL))
+    assert outcome.verdict == Verdict.REFUTED and outcome.why == "not-this-question"
+
+
+def test_an_update_that_changed_no_unit_holding_the_answer_is_refuted(
+    ws: mt.Workspace, mem0_run: tuple[Path, str]
+) -> None:
+    """Chosen by words alone: an update whose replaced unit versions share no word with the gold."""
+    run_id = mem0_run[1]
+    graph = ws.view(run_id)
+    refuted = 0
+    for claim in _claims(ws, run_id)[:6]:
+        case = ws.case(run_id, claim.case_id)
+        gold = set().union(*(content_stems(g) for g in case.gold))
+        question_seq = case_anatomy(graph, case).question_seq
+        for op in graph.ops_by_category("update"):
+            if op.seq >= question_seq:
+                continue
+            replaced = [
+                graph.value(v.id)
+                for out in graph.outputs(op.id)
+                if out.category == "memory_entry"
+                for v in graph.versions(out.name)
+                if v.version < out.version
+            ]
+            if replaced and not any(gold & content_stems(str(value)) for value in replaced):
+                outcome = verify(ws, _bare(claim, op.id, ErrorType.UPDATE))
+                assert outcome.verdict == Verdict.REFUTED, (op.id, outcome.reason)
+                assert outcome.why in ("changed-no-holder", "context-had-it"), outcome.why
+                refuted += 1
+                break
+    assert refuted, "the sample run should have updates of units unrelated to some question"
+
+
+def test_a_right_claim_without_its_path_is_confirmed_and_stays_pathless(
+    ws: mt.Workspace, mem0_run: tuple[Path, str]
+) -> None:
+    """Flow's confirmed retrieval and response claims, stripped of their path, are confirmed from the
+    graph alone; what verification returns is the claim as given (no path added to it)."""
+    run_id = mem0_run[1]
+    checked = 0
+    for claim in _claims(ws, run_id):
+        if claim.error_type not in (ErrorType.RETRIEVAL, ErrorType.RESPONSE):
+            continue
+        with_path = verify(ws, claim)
+        if with_path.verdict not in REPLAY_CONFIRMED:
+            continue
+        bare = _bare(claim)
+        outcome = verify(ws, bare)
+        assert outcome.verdict in REPLAY_CONFIRMED, (claim.case_id, outcome.reason)
+        assert outcome.attribution is bare and bare.path == []
+        assert outcome.checked[0].startswith("the claim names no path")
+        checked += 1
+    assert checked >= 2
