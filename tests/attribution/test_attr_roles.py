@@ -81,10 +81,12 @@ def test_a_claim_on_another_update_gets_that_updates_last_carrier(
     case = ws.case(run_id, flow.case_id)
     other = next(op for op in graph.ops_by_category("extraction"))
     claim = _result(graph, case, {"error_type": "UpdateError", "op_id": other.id, "reason": "?"}, "", Cost())
-    # an extraction replaces no memory version: no last carrier, so verification says it cannot repair
+    # an extraction replaces no memory version: no last carrier, and the graph shows it changed no unit
+    # holding the answer, so verification refutes the claim without a replay
     assert claim.steps(PathRole.LAST_CARRIER) == []
     outcome = verify(ws, claim, oracle=False)
-    assert (outcome.verdict, outcome.why) == ("not-verifiable", "no-repair")
+    assert (outcome.verdict, outcome.why) == ("refuted", "changed-no-holder")
+    assert outcome.replay_run is None
 
 
 def test_paths_stored_before_roles_get_them_from_flows_notes(workspace: Path, open_ws: OpenWorkspace) -> None:

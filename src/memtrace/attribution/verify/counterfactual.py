@@ -142,7 +142,13 @@ def _verify(
             "the path names no evidence to check a replay against",
         )
     check = check_for(graph, case)
-    untouched = never_touched(graph, case, attribution, check) if derived_path(attribution) else None
+    # Whatever the attributor's path says, the graph must show the operation had the information.
+    in_graph = (
+        attribution
+        if derived_path(attribution)
+        else with_derived_path(graph, case, attribution, check, keep_own=False)
+    )
+    untouched = never_touched(graph, case, in_graph, check) if in_graph is not None else None
     if untouched is not None:
         return settled(attribution, Verdict.REFUTED, *untouched, ["no replay: the graph refutes it"])
     kept = attribution.step(PathRole.LAST_CARRIER)

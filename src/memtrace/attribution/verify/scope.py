@@ -47,12 +47,12 @@ def out_of_place(graph: GraphQueries, case: Case, attribution: Attribution) -> t
 
 
 def with_derived_path(
-    graph: GraphQueries, case: Case, attribution: Attribution, check: ItemCheck
+    graph: GraphQueries, case: Case, attribution: Attribution, check: ItemCheck, *, keep_own: bool = True
 ) -> Attribution | None:
-    """A copy of a claim that names no path, carrying the steps its repair needs as the graph shows them
-    (the case's annotated turns as evidence, and by type the replaced unit version, the turns the
-    operation read, or a live memory the context lacks); None when the claim has a path of its own."""
-    if attribution.path or attribution.op_id is None or not graph.has_op(attribution.op_id):
+    """A copy of a claim carrying the steps its repair needs as the graph shows them (the case's
+    annotated turns as evidence, and by type the replaced unit version, the turns the operation read,
+    or a live memory the context lacks); None when the claim has a path of its own and `keep_own`."""
+    if (attribution.path and keep_own) or attribution.op_id is None or not graph.has_op(attribution.op_id):
         return None
     op = graph.op(attribution.op_id)
     kind = attribution.error_type
