@@ -140,3 +140,45 @@ def test_an_inferred_answer_whose_context_lacks_its_turn_whole_is_left_open(tmp_
         outcome = verify(ws, _claim(ws, run_id, "ResponseError", "answer#"))
         assert (outcome.verdict, outcome.why) == ("not-verifiable", "turns-not-whole"), outcome.reason
         assert "turn D3:2" in outcome.reason
+
+
+ARTIST = "Gina: Oh, and btw - I just teamed up with a local artist for some cool designs. Check 'em out!"
+NEIGHBOUR = "Jon: It looks awesome. How'd you come up with these cool designs?"
+
+
+def _month_run(workspace: Path, retrieved: list[str]) -> str:
+    """A session said in February 2023: the annotated turn says what happened; its neighbour asks about it."""
+    with mt.run(workspace, name="month", system="rag") as run:
+        with mt.op("load", category="construction") as op:
+            op.output("D5:date", "8 February 2023", category="session_date")
+            artist = op.output("D5:5", ARTIST, category="message")
+            op.output("D5:6", NEIGHBOUR, category="message")
+        with mt.op("retrieve", category="retrieval") as op:
+            op.use(artist)
+            found = op.output("retrieved", retrieved, category="retrieved")
+        case = run.case(
+            "When did Gina team up with a local artist for some cool designs?",
+            gold="February, 2023",
+            evidence=["D5:5"],
+        )
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "not mentioned", category="prediction")
+        case.predict("not mentioned", var=prediction)
+        case.judge(False)
+        return run.id
+
+
+def test_a_date_only_stamps_hold_is_held_only_by_the_turn_saying_what_happened(tmp_path: Path) -> None:
+    """Every turn said in February 2023 holds "February, 2023" by its stamp; only the annotated one says
+    what happened then. A context with just its neighbour (sharing "cool designs") does not hold it."""
+    run_id = _month_run(tmp_path, [f"{NEIGHBOUR} [said on 8 February 2023]"])
+    with mt.open(tmp_path) as ws:
+        graph, case = ws.view(run_id), ws.cases(run_id)[0]
+        check = check_for(graph, case)
+        (item,) = check.items
+        assert item.target.labels == ["D5:5"]
+        assert check.status([[f"{NEIGHBOUR} [said on 8 February 2023]"]])[item.text] != "held"
+        assert check.status([[f"{ARTIST} [said on 8 February 2023]"]])[item.text] == "held"
+        outcome = verify(ws, _claim(ws, run_id, "RetrievalError", "retrieve#"))
+        assert outcome.why != "context-had-it", outcome.reason

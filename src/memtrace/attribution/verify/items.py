@@ -177,6 +177,10 @@ class ItemCheck:
         for gold in (g for g in case.gold if g.strip()):
             for part in _gold_parts(gold):
                 everywhere = [(name, text) for name, text in said if part in held_parts([text], gold, [part])]
+                if not any(part in held_parts([_SAID.sub("", text)], gold, [part]) for _, text in everywhere):
+                    # A date only stamps hold ("February, 2023"): every turn said that month holds it,
+                    # and none says what happened then. The annotated turns say it; no other turn does.
+                    everywhere = [(name, text) for name, text in everywhere if name in annotated]
                 # Where the case's information is: the annotated turns and their sessions, else a turn
                 # that also shares a word of the question; a word said anywhere else is another matter.
                 stating = [
