@@ -8,9 +8,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 import memtrace as mt
 from memtrace.attribution import FlowMethod
 from memtrace.attribution.model import PathRole, PathStep
+from memtrace.attribution.verify import counterfactual
 from memtrace.attribution.verify.counterfactual import verify
 from memtrace.datasets.model import Conversation, Question, Session, Turn
 from memtrace.systems import run_conversation
@@ -107,7 +110,14 @@ def test_a_copy_by_the_same_speaker_keeps_the_item_until_the_last_copy_goes(tmp_
         path = [s for s in result.path if s.role != PathRole.LAST_CARRIER]
         path.append(PathStep("var", before.id, before.seq, "last carrier", True, role=PathRole.LAST_CARRIER))
         claim = replace(result, op_id=first_drop.id, path=path, method="test-claim")
+        # The window after that trim still holds the item (D1:7's copy): refuted with no replay at all.
         outcome = verify(ws, claim)
+        assert (outcome.verdict, outcome.why) == ("refuted", "lost-nothing"), outcome.reason
+        assert outcome.replay_run is None
+        # Without that check, the placebo replay reaches the same verdict on its own.
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(counterfactual, "never_touched", lambda *args: None)
+            outcome = verify(ws, claim)
         assert (outcome.verdict, outcome.why) == ("refuted", "placebo-delivers"), outcome.reason
         assert "support group" in outcome.checked[-1]
 

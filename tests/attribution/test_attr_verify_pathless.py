@@ -123,3 +123,37 @@ def test_a_right_claim_without_its_path_is_confirmed_and_stays_pathless(
         assert outcome.checked[0].startswith("the claim names no path")
         checked += 1
     assert checked >= 2
+
+
+def test_an_update_that_kept_every_item_it_held_is_refuted_and_a_trim_that_cut_one_is_not(
+    tmp_path: Path,
+) -> None:
+    """A long-context window: appending a line keeps every line held before (it lost nothing), a trim
+    that cut the evidence line lost it. Only the first is refuted, whatever the claim's path."""
+    from memtrace.attribution.engine import attribute
+    from memtrace.datasets import sample_conversation
+    from memtrace.systems import run_conversation
+    from memtrace.systems.long_context import LongContext, LongContextConfig
+
+    run = run_conversation(LongContext(LongContextConfig(max_tokens=600)), sample_conversation(0), tmp_path)
+    with mt.open(tmp_path) as ws:
+        attribute(ws, "flow")
+        graph = ws.view(run.run_id)
+        losses = [
+            a
+            for a in _claims(ws, run.run_id)
+            if a.error_type in (ErrorType.UPDATE, ErrorType.DELETION) and a.op_id.startswith("trim_memory")
+        ]
+        assert losses, "a 600-token window should lose evidence to its trims"
+        claim = losses[0]
+        outcome = verify(ws, claim, oracle=False)
+        assert outcome.why != "lost-nothing", outcome.reason
+        case = ws.case(run.run_id, claim.case_id)
+        question_seq = case_anatomy(graph, case).question_seq
+        trim = graph.op(claim.op_id)
+        appends = [
+            op for op in graph.ops_by_category("update") if op.name == "memory_update" and op.seq < trim.seq
+        ]
+        outcome = verify(ws, _bare(claim, appends[-1].id, ErrorType.UPDATE), oracle=False)
+        assert (outcome.verdict, outcome.why) == (Verdict.REFUTED, "lost-nothing"), outcome.reason
+        assert appends[-1].seq < question_seq and outcome.replay_run is None

@@ -95,11 +95,19 @@ def never_touched(
             f"{op_id} read no turn the case annotates and nothing holding an item of the answer:"
             " it had nothing of it to extract",
         )
-    if kind in (ErrorType.UPDATE, ErrorType.DELETION) and attribution.step(PathRole.LAST_CARRIER) is None:
-        return (
-            "changed-no-holder",
-            f"no memory unit {op_id} changed held any item of the answer before it changed it",
-        )
+    if kind in (ErrorType.UPDATE, ErrorType.DELETION) and op_id is not None and graph.has_op(op_id):
+        had, lost = _what_it_lost(graph, graph.op(op_id), check)
+        if not had:
+            return (
+                "changed-no-holder",
+                f"neither what {op_id} read nor any memory unit it changed held an item of the answer",
+            )
+        if lost is not None and not lost:
+            return (
+                "lost-nothing",
+                f"every memory unit {op_id} changed still holds, after it, every item it held before:"
+                " the operation lost nothing of the answer",
+            )
     unplaced = attribution.step(PathRole.LIVE_AT_QUESTION) is None
     if kind == ErrorType.RETRIEVAL and unplaced and not check.turns:
         question_seq = case_anatomy(graph, case).question_seq
@@ -128,6 +136,27 @@ def _replaced_unit(graph: GraphQueries, op: Operation, check: ItemCheck) -> Vari
         if set(check.status([graph.value(previous.id)]).values()) - {"missing"}:
             return previous
     return None
+
+
+def _what_it_lost(graph: GraphQueries, op: Operation, check: ItemCheck) -> tuple[bool, set[str] | None]:
+    """(whether what the operation read or the units it changed held an item by either rule, the items
+    held by both rules before it that its units no longer hold after it; None when it changed no unit
+    holding an item by both rules, or held it only in what it read: a lost input is not a kept unit)."""
+    had = any(set(check.status([graph.value(v.id)]).values()) - {"missing"} for v in graph.inputs(op.id))
+    before: set[str] = set()
+    after: set[str] = set()
+    for written in graph.outputs(op.id):
+        if written.category not in _UNIT_CATEGORIES:
+            continue
+        previous = [v for v in graph.versions(written.name) if v.version < written.version]
+        if not previous:
+            continue
+        states = check.status([graph.value(previous[-1].id)])
+        had = had or bool(set(states.values()) - {"missing"})
+        before |= {item for item, state in states.items() if state == "held"}
+        if not written.deleted:
+            after |= set(check.held([graph.value(written.id)]))
+    return had, (before - after if before else None)
 
 
 def _read_evidence(graph: GraphQueries, case: Case, op: Operation, check: ItemCheck) -> list[VariableVersion]:
