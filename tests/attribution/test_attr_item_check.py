@@ -182,3 +182,49 @@ def test_a_date_only_stamps_hold_is_held_only_by_the_turn_saying_what_happened(t
         assert check.status([[f"{ARTIST} [said on 8 February 2023]"]])[item.text] == "held"
         outcome = verify(ws, _claim(ws, run_id, "RetrievalError", "retrieve#"))
         assert outcome.why != "context-had-it", outcome.reason
+
+
+def test_a_stamped_date_is_held_only_by_a_part_naming_the_event_asked_about(tmp_path: Path) -> None:
+    """Said the right month and sharing the asker's name and a word with the turn is not enough: the part
+    must name the event the question asks about (half its words), or any line said then would do."""
+    run_id = _month_run(tmp_path, [])
+    with mt.open(tmp_path) as ws:
+        check = check_for(ws.view(run_id), ws.cases(run_id)[0])
+        (item,) = check.items
+        other_event = (
+            "Gina worked hard on her online store and checked out cool designs [said on 8 February 2023]"
+        )
+        assert check.status([[other_event]])[item.text] != "held"
+        same_event = "Gina teamed up with a local artist on some cool designs [said on 8 February 2023]"
+        assert check.status([[same_event]])[item.text] == "held"
+
+
+def test_a_question_holding_the_answer_s_words_does_not_state_it(tmp_path: Path) -> None:
+    """The other speaker's question ("a piece from your early writings?") holds the words; the turn before
+    states them. The statement alone is what a context must hold."""
+    statement = "Joanna: I found my early writings in old notebooks last week, so much has changed!"
+    question = (
+        "Nate: You must love seeing how you've grown. Is there a piece from your early writings you love?"
+    )
+    with mt.run(tmp_path, name="notebooks", system="rag") as run:
+        with mt.op("load", category="construction") as op:
+            op.output("D26:5", statement, category="message")
+            op.output("D26:6", question, category="message")
+        with mt.op("retrieve", category="retrieval") as op:
+            found = op.output("retrieved", [question], category="retrieved")
+        case = run.case(
+            "What did Joanna find in old notebooks last week?",
+            gold="early writings",
+            evidence=["D26:5", "D26:6"],
+        )
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "photos", category="prediction")
+        case.predict("photos", var=prediction)
+        case.judge(False)
+    with mt.open(tmp_path) as ws:
+        check = check_for(ws.view(run.id), ws.cases(run.id)[0])
+        (item,) = check.items
+        assert item.target.labels == ["D26:5"]
+        assert check.status([[question]])[item.text] != "held"
+        assert check.status([[statement]])[item.text] == "held"

@@ -146,12 +146,17 @@ class Item:
     target: Target
     #: An evidence turn: held only where every part of it is (`gold` is the turn's own words).
     whole: bool = False
+    #: A date only stamps hold: held only by a part naming the question's event too (its stems).
+    event: frozenset[str] = frozenset()
 
     def judged_held(self, texts: Sequence[str]) -> bool:
-        """The judge's rule: some one text holds the item (a whole turn: every part of it)."""
+        """The judge's rule: some one text holds the item (a whole turn: every part of it; a date only
+        stamps hold: a text naming at least half of the question's event too)."""
         if self.whole:  # every content word of the turn: its one telling word may be the whole point
             words = content_stems(self.gold)
             return any(words <= content_stems(text) for text in texts)
+        if self.event:
+            texts = [t for t in texts if 2 * len(self.event & content_stems(t)) >= len(self.event)]
         return bool(held_parts(texts, self.gold, [self.text]))
 
 
@@ -177,10 +182,15 @@ class ItemCheck:
         for gold in (g for g in case.gold if g.strip()):
             for part in _gold_parts(gold):
                 everywhere = [(name, text) for name, text in said if part in held_parts([text], gold, [part])]
-                if not any(part in held_parts([_SAID.sub("", text)], gold, [part]) for _, text in everywhere):
+                stamped = not any(
+                    part in held_parts([_SAID.sub("", text)], gold, [part]) for _, text in everywhere
+                )
+                if stamped:
                     # A date only stamps hold ("February, 2023"): every turn said that month holds it,
                     # and none says what happened then. The annotated turns say it; no other turn does.
                     everywhere = [(name, text) for name, text in everywhere if name in annotated]
+                else:
+                    everywhere = _statements_first(everywhere, part)
                 # Where the case's information is: the annotated turns and their sessions, else a turn
                 # that also shares a word of the question; a word said anywhere else is another matter.
                 stating = [
@@ -196,7 +206,8 @@ class ItemCheck:
                     self.inferred.append(part)
                     continue
                 target = self.scorer.prepare(case.question, [part], stating[:_STATING_TURNS], speakers)
-                self.items.append(Item(gold, part, target))
+                event = asked - _name_stems(speakers) if stamped else frozenset()
+                self.items.append(Item(gold, part, target, event=event))
             break  # the first gold alternative: datasets list one answer per case
         if not self.items:
             self.items = self._evidence_turns(graph, case, annotated, speakers)
@@ -256,6 +267,26 @@ class ItemCheck:
 
 #: How many turns stating an item make its flow target (the first ones: the earliest statements).
 _STATING_TURNS = 6
+
+_SENTENCE = re.compile(r"[^.!?]*[.!?]?")
+
+
+def _statements_first(turns: list[tuple[str, str]], part: str) -> list[tuple[str, str]]:
+    """The turns holding an item in a statement, when some do: a question holding its words ("Is there
+    a piece from your early writings you love?") asks about it, and another turn states it."""
+    words = content_stems(part)
+
+    def asks_only(text: str) -> bool:
+        sentences = [m.group(0) for m in _SENTENCE.finditer(text) if words <= content_stems(m.group(0))]
+        return bool(sentences) and all(sentence.rstrip().endswith("?") for sentence in sentences)
+
+    stating = [(name, text) for name, text in turns if not asks_only(text)]
+    return stating or turns
+
+
+def _name_stems(speakers: Iterable[str]) -> frozenset[str]:
+    """The stems of the speakers' names: on every line they said, so no sign of what a line is about."""
+    return frozenset().union(*(content_stems(name) for name in speakers))
 
 
 def item_line(check: ItemCheck, values: Sequence[object]) -> str:
