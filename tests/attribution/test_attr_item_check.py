@@ -228,3 +228,28 @@ def test_a_question_holding_the_answer_s_words_does_not_state_it(tmp_path: Path)
         assert item.target.labels == ["D26:5"]
         assert check.status([[question]])[item.text] != "held"
         assert check.status([[statement]])[item.text] == "held"
+
+
+def test_the_other_speaker_s_echo_does_not_state_what_the_person_asked_about_said(tmp_path: Path) -> None:
+    """John says he does kickboxing; Maria's reply echoes the word. Asked about John, the item rests on
+    John's line: a window left with Maria's echo alone does not hold it."""
+    said = "John: Woah, Maria, that sounds cool! I'm doing kickboxing and it's giving me so much energy."
+    echo = "Maria: Cool, John. Kickboxing is a perfect way to stay in shape and de-stress."
+    with mt.run(tmp_path, name="echo", system="long_context") as run:
+        with mt.op("load", category="construction") as op:
+            op.output("D1:4", said, category="message")
+            op.output("D1:5", echo, category="message")
+        with mt.op("retrieve", category="retrieval") as op:
+            found = op.output("retrieved", [echo], category="retrieved")
+        case = run.case("What martial arts has John done?", gold="Kickboxing", evidence=["D1:4", "D1:5"])
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "yoga", category="prediction")
+        case.predict("yoga", var=prediction)
+        case.judge(False)
+    with mt.open(tmp_path) as ws:
+        check = check_for(ws.view(run.id), ws.cases(run.id)[0])
+        (item,) = check.items
+        assert item.target.labels == ["D1:4"]
+        assert check.status([[echo]])[item.text] != "held"
+        assert check.status([[said]])[item.text] == "held"

@@ -179,6 +179,8 @@ class ItemCheck:
         annotated = {str(e).split("@")[0] for e in case.evidence}
         sessions = {name.split(":")[0] for name in annotated if ":" in name}
         asked = content_stems(case.question)
+        named = [s for s in speakers if re.search(rf"\b{re.escape(s)}\b", case.question)]
+        asked_about = named[0] if len(named) == 1 else None
         for gold in (g for g in case.gold if g.strip()):
             for part in _gold_parts(gold):
                 everywhere = [(name, text) for name, text in said if part in held_parts([text], gold, [part])]
@@ -205,6 +207,7 @@ class ItemCheck:
                 if not stating:
                     self.inferred.append(part)
                     continue
+                stating = _own_words_first(stating, asked_about)
                 target = self.scorer.prepare(case.question, [part], stating[:_STATING_TURNS], speakers)
                 event = asked - _name_stems(speakers) if stamped else frozenset()
                 self.items.append(Item(gold, part, target, event=event))
@@ -282,6 +285,16 @@ def _statements_first(turns: list[tuple[str, str]], part: str) -> list[tuple[str
 
     stating = [(name, text) for name, text in turns if not asks_only(text)]
     return stating or turns
+
+
+def _own_words_first(turns: list[tuple[str, str]], speaker: str | None) -> list[tuple[str, str]]:
+    """The turns the person asked about said, when some state the item: the other speaker's echo ("Cool,
+    John. Kickboxing is a perfect way to de-stress") restates John's "I'm doing kickboxing", it does
+    not state it, and a window that lost John's line lost what the answer rests on."""
+    if speaker is None:
+        return turns
+    own = [(name, text) for name, text in turns if text.startswith(f"{speaker}: ")]
+    return own or turns
 
 
 def _name_stems(speakers: Iterable[str]) -> frozenset[str]:
