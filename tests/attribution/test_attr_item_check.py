@@ -253,3 +253,28 @@ def test_the_other_speaker_s_echo_does_not_state_what_the_person_asked_about_sai
         assert item.target.labels == ["D1:4"]
         assert check.status([[echo]])[item.text] != "held"
         assert check.status([[said]])[item.text] == "held"
+
+
+def test_a_stamped_date_stated_by_a_turn_that_names_no_event_asks_none_of_the_part(tmp_path: Path) -> None:
+    """ "We did it yesterday" says when, not what: the question's event words are not in the turn, so
+    a context holding the turn holds the date."""
+    turn = "Melanie: Yup, we just did it yesterday! The kids loved it after the road trip."
+    with mt.run(tmp_path, name="hike", system="rag") as run:
+        with mt.op("load", category="construction") as op:
+            op.output("D18:date", "20 October 2023", category="session_date")
+            op.output("D18:17", turn, category="message")
+        with mt.op("retrieve", category="retrieval") as op:
+            found = op.output("retrieved", [f"{turn} [said on 20 October 2023]"], category="retrieved")
+        case = run.case(
+            "When did Melanie go on a hike after the roadtrip?", gold="19 October 2023", evidence=["D18:17"]
+        )
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "not mentioned", category="prediction")
+        case.predict("not mentioned", var=prediction)
+        case.judge(False)
+    with mt.open(tmp_path) as ws:
+        check = check_for(ws.view(run.id), ws.cases(run.id)[0])
+        (item,) = check.items
+        assert item.event == frozenset()
+        assert check.status([[f"{turn} [said on 20 October 2023]"]])[item.text] == "held"

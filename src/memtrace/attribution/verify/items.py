@@ -146,17 +146,18 @@ class Item:
     target: Target
     #: An evidence turn: held only where every part of it is (`gold` is the turn's own words).
     whole: bool = False
-    #: A date only stamps hold: held only by a part naming the question's event too (its stems).
+    #: A date only stamps hold: held only by a part naming more than half of the question's event too
+    #: (the stems of it the stating turns use).
     event: frozenset[str] = frozenset()
 
     def judged_held(self, texts: Sequence[str]) -> bool:
         """The judge's rule: some one text holds the item (a whole turn: every part of it; a date only
-        stamps hold: a text naming at least half of the question's event too)."""
+        stamps hold: a text naming more than half of the question's event too)."""
         if self.whole:  # every content word of the turn: its one telling word may be the whole point
             words = content_stems(self.gold)
             return any(words <= content_stems(text) for text in texts)
         if self.event:
-            texts = [t for t in texts if 2 * len(self.event & content_stems(t)) >= len(self.event)]
+            texts = [t for t in texts if 2 * len(self.event & content_stems(t)) > len(self.event)]
         return bool(held_parts(texts, self.gold, [self.text]))
 
 
@@ -209,7 +210,12 @@ class ItemCheck:
                     continue
                 stating = _own_words_first(stating, asked_about)
                 target = self.scorer.prepare(case.question, [part], stating[:_STATING_TURNS], speakers)
-                event = asked - _name_stems(speakers) if stamped else frozenset()
+                # The question's event as the stating turns word it ("did it yesterday" words none of it,
+                # and then no part can be asked to).
+                event = frozenset()
+                if stamped:
+                    worded = frozenset().union(*(content_stems(text) for _, text in stating))
+                    event = (asked - _name_stems(speakers)) & worded
                 self.items.append(Item(gold, part, target, event=event))
             break  # the first gold alternative: datasets list one answer per case
         if not self.items:
