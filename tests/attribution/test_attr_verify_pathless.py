@@ -157,3 +157,52 @@ def test_an_update_that_kept_every_item_it_held_is_refuted_and_a_trim_that_cut_o
         outcome = verify(ws, _bare(claim, appends[-1].id, ErrorType.UPDATE), oracle=False)
         assert (outcome.verdict, outcome.why) == (Verdict.REFUTED, "lost-nothing"), outcome.reason
         assert appends[-1].seq < question_seq and outcome.replay_run is None
+
+
+def test_a_replay_s_own_patches_must_be_applied_again_by_its_repair_replay(
+    ws: mt.Workspace, mem0_run: tuple[Path, str]
+) -> None:
+    """A faulted replay (its answer step patched) verified by a repair replay that misses that patch would
+    flip the answer by undoing the fault: such a replay is named, and tells nothing of the claim."""
+    from memtrace.attribution.verify.inherited import inherited_patches_lost
+    from memtrace.systems.replay import replay
+
+    run_id = mem0_run[1]
+    claim = _claims(ws, run_id)[0]
+    answer = case_anatomy(ws.view(run_id), ws.case(run_id, claim.case_id)).answer_op
+    faulted = replay(
+        ws, run_id, {answer.id: {"outputs": {"prediction": "a wrong answer"}}}, cases=[claim.case_id]
+    )
+    assert faulted.patched == [answer.id]
+    on_faulted = replace(claim, run_id=faulted.run_id)
+    assert inherited_patches_lost(ws, on_faulted, patched=[]) == [answer.id]
+    assert inherited_patches_lost(ws, on_faulted, patched=[answer.id]) == []
+    assert inherited_patches_lost(ws, claim, patched=[]) == []  # a recorded run has no patches of its own
+
+
+def test_an_update_of_a_unit_paraphrasing_an_inferred_answer_s_turn_is_not_refuted(tmp_path: Path) -> None:
+    """An inferred answer's items are whole turns, and a memory splits a turn into facts: that no unit
+    held the turn whole proves nothing of what the update lost."""
+    turn = "Jolene: Had a great night out last night, dinner and drinks with my friends, so fun!"
+    with mt.run(tmp_path, name="night", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            said = op.output("D6:1", turn, category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(said)
+            run.memory("mem-1").create({"memory": "Had a great night out with Jolene's friends"}, by=op)
+        with mt.op("update_memory_decision", category="update") as op:
+            op.input("fact", "Jolene let her hair down", category="fact")
+            run.memory("mem-1").update({"memory": "(details forgotten)"}, by=op)
+            update_id = op.id
+        with mt.op("search", category="retrieval") as op:
+            found = op.output("retrieved", ["(details forgotten)"], category="retrieved")
+        case = run.case("Did Jolene enjoy her night out with friends?", gold="Likely yes", evidence=["D6:1"])
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "no", category="prediction")
+        case.predict("no", var=prediction)
+        case.judge(False)
+    with mt.open(tmp_path) as ws:
+        claim = Attribution(run.id, ws.cases(run.id)[0].id, update_id, ErrorType.UPDATE, 0.0, "", "bare")
+        outcome = verify(ws, claim)
+        assert outcome.why not in ("changed-no-holder", "lost-nothing"), outcome.reason

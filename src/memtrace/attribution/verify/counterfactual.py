@@ -29,6 +29,7 @@ from .claims import VerifyClaims, replay_seed, to_verify
 from .confirm import context_part, memory_carries_at_question
 from .ideal_facts import ideal_fact
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
+from .inherited import inherited_patches_lost
 from .items import carriers_of_missing, check_for, item_line, refuted_premise
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
 from .response import response_verdict, settled
@@ -179,6 +180,15 @@ def _verify(
             Verdict.NOT_VERIFIABLE,
             "repair-not-applied",
             f"the repaired operation did not run in the replay ({result.run_id})",
+        )
+    lost = inherited_patches_lost(ws, attribution, result.patched)
+    if lost:
+        return settled(
+            attribution,
+            Verdict.NOT_VERIFIABLE,
+            "inherited-patch-lost",
+            f"the run is itself a replay patched at {', '.join(lost)}; the repair replay did not apply"
+            " those patches again (the repair moved their operations), so its answer is not this run's",
         )
     answered = result.case(attribution.case_id)
     by_flow_rule = carrying_part(target, [(None, answered.context)])

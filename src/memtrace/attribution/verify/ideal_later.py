@@ -20,6 +20,7 @@ from ...vocabulary import Verdict
 from ..evidence.anatomy import case_anatomy
 from ..evidence.support import Target, carrying_part
 from ..model import Attribution, PathRole
+from .inherited import inherited_patches_lost
 from .items import carriers_of_missing, check_for, item_line, stating_turns
 from .oracle import answer_step_fault, memory_as_context
 from .verdicts import Verification
@@ -128,6 +129,8 @@ def replay_with_ideal_later_ops(
         return None
     if not set(patch) <= set(result.patched) | {attribution.op_id}:
         return None  # an idealised operation did not run as addressed: nothing is shown
+    if inherited_patches_lost(ws, attribution, result.patched):
+        return None  # the run's own patches (an injected fault) were not applied again
     answered = result.case(case.id)
     delivered = carrying_part(target, [(None, answered.context)])
     check = check_for(graph, case)

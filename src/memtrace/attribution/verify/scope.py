@@ -95,7 +95,9 @@ def never_touched(
             f"{op_id} read no turn the case annotates and nothing holding an item of the answer:"
             " it had nothing of it to extract",
         )
-    if kind in (ErrorType.UPDATE, ErrorType.DELETION) and op_id is not None and graph.has_op(op_id):
+    # A memory splits a turn into facts: a turn not found whole in a unit proves nothing of what it held.
+    turns_only = check.turns
+    if kind in (ErrorType.UPDATE, ErrorType.DELETION) and not turns_only and op_id and graph.has_op(op_id):
         had, lost = _what_it_lost(graph, graph.op(op_id), check)
         if not had:
             return (
