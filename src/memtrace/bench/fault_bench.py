@@ -291,10 +291,11 @@ def _plot(result: dict[str, Any], path: Path) -> None:
         return
     methods = list(result["results"])
     systems = sorted({s for m in methods for s in result["results"][m]["by_system"]})
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    verified = result.get("verification")
+    fig, axes = plt.subplots(1, 3 if verified else 2, figsize=(16 if verified else 11, 4), sharey=True)
     width = 0.8 / max(1, len(methods))
     for ax, key, title in zip(
-        axes, ("op_accuracy", "type_accuracy"), ("operation", "error type"), strict=True
+        axes[:2], ("op_accuracy", "type_accuracy"), ("operation", "error type"), strict=True
     ):
         for i, method in enumerate(methods):
             values = [result["results"][method]["by_system"].get(s, {}).get(key) or 0 for s in systems]
@@ -303,6 +304,25 @@ def _plot(result: dict[str, Any], path: Path) -> None:
         ax.set_title(f"{title} accuracy on injected faults")
         ax.set_ylim(0, 1)
     axes[0].legend()
+    if verified:
+        _plot_verdicts(axes[2], verified["by_method"])
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _plot_verdicts(ax: Any, by_method: dict[str, Any]) -> None:
+    """Per method, the shares of its right and its wrong claims the verifier confirmed and refuted."""
+    bars = [
+        (f"{method}\n{side}", row)
+        for method, sides in by_method.items()
+        for side, row in sides.items()
+        if row["claims"]
+    ]
+    for i, (_, row) in enumerate(bars):
+        confirmed, refuted = row["confirmed"] / row["claims"], row["refuted"] / row["claims"]
+        ax.bar(i, confirmed, color="tab:green", label="confirmed" if i == 0 else None)
+        ax.bar(i, refuted, bottom=confirmed, color="tab:red", label="refuted" if i == 0 else None)
+    ax.set_xticks(range(len(bars)), [label for label, _ in bars], fontsize=7)
+    ax.set_title("verify on planted faults: right vs wrong claims")
+    ax.legend()
