@@ -12,6 +12,7 @@ import pytest
 
 import memtrace as mt
 from memtrace.graph import Store, WorkspaceError
+from memtrace.graph.connect import PAGE_SIZE
 from memtrace.graph.schema import SCHEMA_VERSION
 
 
@@ -22,6 +23,26 @@ def test_new_workspace_is_a_wal_database_at_the_current_schema(workspace: Path) 
         assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert {"runs", "ops", "vars", "edges", "blobs", "cases", "attributions", "annotations"} <= tables
+
+
+def test_a_new_workspace_has_large_pages_and_an_older_one_keeps_its_own(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The page size is set for new files only: a workspace made with SQLite's 4096 stays readable as is."""
+    with closing(Store(workspace)) as store:
+        assert store.conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE != 4096
+    older = tmp_path / "older"
+    older.mkdir()
+    with closing(sqlite3.connect(older / "memtrace.db")) as conn:
+        conn.execute("PRAGMA page_size=4096")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("CREATE TABLE kept (x)")
+        conn.execute("INSERT INTO kept VALUES (1)")
+        conn.commit()
+    with closing(Store(older)) as store:
+        assert store.conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+        assert store.conn.execute("SELECT x FROM kept").fetchall() == [(1,)]
+        assert store.schema_version == SCHEMA_VERSION
 
 
 def test_opening_twice_does_not_migrate_again(workspace: Path, small_run: str) -> None:

@@ -18,6 +18,10 @@ from urllib.parse import quote
 BUSY_TIMEOUT_SECONDS = 60.0
 
 
+#: Bytes per database page of a workspace this memtrace creates (SQLite's default is 4096).
+PAGE_SIZE = 16384
+
+
 def is_writable(db_path: Path) -> bool:
     """Whether this process may write the database (and its WAL files beside it)."""
     folder_ok = os.access(db_path.parent, os.W_OK | os.X_OK)
@@ -30,6 +34,9 @@ def connect_writable(db_path: Path) -> sqlite3.Connection:
         db_path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_SECONDS
     )
     try:
+        # Takes effect only when the file is new: fewer, larger b-tree pages to split and balance make
+        # the bulk load of a million versions cheaper (benchmarks/RESULTS.md, issue 21).
+        conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
         enable_wal(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
         _common_pragmas(conn)
