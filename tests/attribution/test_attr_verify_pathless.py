@@ -206,3 +206,75 @@ def test_an_update_of_a_unit_paraphrasing_an_inferred_answer_s_turn_is_not_refut
         claim = Attribution(run.id, ws.cases(run.id)[0].id, update_id, ErrorType.UPDATE, 0.0, "", "bare")
         outcome = verify(ws, claim)
         assert outcome.why not in ("changed-no-holder", "lost-nothing"), outcome.reason
+
+
+def _wrapped_run(workspace: Path) -> tuple[str, str, str]:
+    """One outer operation wraps the whole conversation (an imported trace's root span): an extraction,
+    the question's search and answer, then an extraction after it. Returns (run, early, late) ids."""
+    with mt.run(workspace, name="wrapped", system="mem0") as run, mt.op("conversation", category="agent"):
+        with mt.op("load", category="construction") as op:
+            said = op.output("D1:1", "Caroline: I adopted a dog named Pepper last week!", category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(said)
+            run.memory("mem-1").create({"memory": "Caroline adopted a dog named Pepper"}, by=op)
+            early = op.id
+        with mt.op("search", category="retrieval") as op:
+            op.input("query", "What is the name of Caroline's dog?", category="query")
+            found = op.output("retrieved", ["Caroline likes long walks"], category="retrieved")
+        case = run.case("What is the name of Caroline's dog?", gold="Pepper", evidence=["D1:1"])
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "unknown", category="prediction")
+        case.predict("unknown", var=prediction)
+        case.judge(False)
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(said)
+            late = op.id
+    return run.id, early, late
+
+
+def test_memory_work_is_placed_against_the_retrieval_that_fed_the_answer(tmp_path: Path) -> None:
+    """An outer operation makes the question stage look like it began at the start of the run: an
+    extraction before the search is still before the question, one after the answer is not."""
+    run_id, early, late = _wrapped_run(tmp_path)
+    with mt.open(tmp_path) as ws:
+        case_id = ws.cases(run_id)[0].id
+        for op_id in (early, late):
+            claim = Attribution(run_id, case_id, op_id, ErrorType.EXTRACTION, 0.0, "", "bare")
+            outcome = verify(ws, claim)
+            assert (outcome.why == "after-the-question") is (op_id == late), (op_id, outcome.reason)
+        search = next(op.id for op in ws.store.ops(run_id) if op.name == "search")
+        retrieval = Attribution(run_id, case_id, search, ErrorType.RETRIEVAL, 0.0, "", "bare")
+        assert verify(ws, retrieval).why != "memory-lacked-it"  # memory held the dog when it was read
+
+
+def test_an_update_dropping_an_item_only_one_rule_saw_has_not_lost_nothing(tmp_path: Path) -> None:
+    """Luna is disputed before the update (one rule sees her) and missing after: the update may have lost
+    her, so it is not refuted as having lost nothing."""
+    before = {"memory": "Caroline adopted a puppy named Pepper. She has a cat, Luna"}
+    with mt.run(tmp_path, name="pets", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            dog = op.output("D1:1", "Caroline: I adopted a puppy named Pepper last week!", category="message")
+            cat = op.output(
+                "D1:2", "Caroline: And my sister gave me a kitten, we call her Luna.", category="message"
+            )
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(dog)
+            op.use(cat)
+            run.memory("mem-1").create(before, by=op)
+        with mt.op("update_memory_decision", category="update") as op:
+            run.memory("mem-1").update({"memory": "Caroline adopted a puppy named Pepper."}, by=op)
+            update_id = op.id
+        with mt.op("search", category="retrieval") as op:
+            found = op.output("retrieved", ["Caroline adopted a puppy named Pepper."], category="retrieved")
+        case = run.case(
+            "What are the names of Caroline's pets?", gold="Pepper and Luna", evidence=["D1:1", "D1:2"]
+        )
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "Pepper", category="prediction")
+        case.predict("Pepper", var=prediction)
+        case.judge(False)
+    with mt.open(tmp_path) as ws:
+        claim = Attribution(run.id, ws.cases(run.id)[0].id, update_id, ErrorType.UPDATE, 0.0, "", "bare")
+        assert verify(ws, claim).why != "lost-nothing"

@@ -342,8 +342,8 @@ def fault_verification_table(verification: dict[str, Any]) -> Table:
     table = Table(
         title="Verify on planted faults (right: names the injected operation and type)", title_justify="left"
     )
-    for column in ("method", "claims", "n", "confirmed", "by elimination", "refuted", "not verifiable"):
-        table.add_column(column, justify="left" if column in ("method", "claims") else "right")
+    for column in ("method", "claims that are", "claims", "confirmed", "by elimination", "refuted", "open"):
+        table.add_column(column, justify="left" if column in ("method", "claims that are") else "right")
     for scope, sides in verification["by_method"].items():
         for side in ("right", "wrong"):
             row = sides.get(side)

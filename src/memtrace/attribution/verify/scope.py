@@ -40,9 +40,12 @@ def out_of_place(graph: GraphQueries, case: Case, attribution: Attribution) -> t
             f"{op.id} did not retrieve for this question (it ran outside seqs {anatomy.question_seq}"
             f"-{answer.seq})",
         )
+    # After the retrieval that fed the answer (or the answer itself), not after `question_seq`: an
+    # outer operation wrapping a whole conversation makes the question stage look like it began early.
+    read_at = (anatomy.retrieval_op or answer).seq
     memory_work = (ErrorType.EXTRACTION, ErrorType.UPDATE, ErrorType.DELETION)
-    if kind in memory_work and op.seq >= anatomy.question_seq:
-        return "after-the-question", f"{op.id} ran after the question was asked: memory was already read"
+    if kind in memory_work and op.seq >= read_at:
+        return "after-the-question", f"{op.id} ran after memory was read for this question ({read_at})"
     return None
 
 
@@ -56,11 +59,13 @@ def with_derived_path(
         return None
     op = graph.op(attribution.op_id)
     kind = attribution.error_type
-    evidence = annotated_turns(graph, case)
     path = []
     if kind == ErrorType.EXTRACTION:
         evidence = _read_evidence(graph, case, op, check)
-    elif kind in (ErrorType.UPDATE, ErrorType.DELETION):
+    else:  # read once per case: the run's messages are sorted out of all its variables
+        key = ("annotated-turns", case.run_id, case.id)
+        evidence = graph.derived(key, lambda: annotated_turns(graph, case))
+    if kind in (ErrorType.UPDATE, ErrorType.DELETION):
         kept = _replaced_unit(graph, op, check)
         if kept is not None:
             path.append(_step(kept, f"the unit version it replaced {_FOUND}", PathRole.LAST_CARRIER))
@@ -112,9 +117,10 @@ def never_touched(
             )
     unplaced = attribution.step(PathRole.LIVE_AT_QUESTION) is None
     if kind == ErrorType.RETRIEVAL and unplaced and not check.turns:
-        question_seq = case_anatomy(graph, case).question_seq
-        memory = list(graph.memory_values_at(question_seq - 1).values())
-        if set(check.status(memory).values()) == {"missing"}:
+        anatomy = case_anatomy(graph, case)
+        read_at = (anatomy.retrieval_op or anatomy.answer_op).seq if anatomy.answer_op else None
+        memory = list(graph.memory_values_at(read_at - 1).values()) if read_at is not None else []
+        if memory and set(check.status(memory).values()) == {"missing"}:
             return (
                 "memory-lacked-it",
                 "no live memory at question time held any item of the answer: no retrieval could return it",
@@ -142,8 +148,8 @@ def _replaced_unit(graph: GraphQueries, op: Operation, check: ItemCheck) -> Vari
 
 def _what_it_lost(graph: GraphQueries, op: Operation, check: ItemCheck) -> tuple[bool, set[str] | None]:
     """(whether what the operation read or the units it changed held an item by either rule, the items
-    held by both rules before it that its units no longer hold after it; None when it changed no unit
-    holding an item by both rules, or held it only in what it read: a lost input is not a kept unit)."""
+    its units held by either rule before it and no longer hold by both after it; None when it changed
+    no unit holding an item, or held it only in what it read: a lost input is not a kept unit)."""
     had = any(set(check.status([graph.value(v.id)]).values()) - {"missing"} for v in graph.inputs(op.id))
     before: set[str] = set()
     after: set[str] = set()
@@ -155,7 +161,9 @@ def _what_it_lost(graph: GraphQueries, op: Operation, check: ItemCheck) -> tuple
             continue
         states = check.status([graph.value(previous[-1].id)])
         had = had or bool(set(states.values()) - {"missing"})
-        before |= {item for item, state in states.items() if state == "held"}
+        # Found before by either rule, held after by both: a paraphrase only one rule sees before the
+        # update is not lost for nothing, and one only one rule sees after it is not kept.
+        before |= {item for item, state in states.items() if state != "missing"}
         if not written.deleted:
             after |= set(check.held([graph.value(written.id)]))
     return had, (before - after if before else None)
