@@ -213,7 +213,7 @@ def test_a_question_holding_the_answer_s_words_does_not_state_it(tmp_path: Path)
         with mt.op("retrieve", category="retrieval") as op:
             found = op.output("retrieved", [question], category="retrieved")
         case = run.case(
-            "What did Joanna find in old notebooks last week?",
+            "What was found in old notebooks last week?",
             gold="early writings",
             evidence=["D26:5", "D26:6"],
         )

@@ -278,3 +278,32 @@ def test_an_update_dropping_an_item_only_one_rule_saw_has_not_lost_nothing(tmp_p
     with mt.open(tmp_path) as ws:
         claim = Attribution(run.id, ws.cases(run.id)[0].id, update_id, ErrorType.UPDATE, 0.0, "", "bare")
         assert verify(ws, claim).why != "lost-nothing"
+
+
+def test_an_extraction_that_read_nothing_holding_the_answer_is_refuted(tmp_path: Path) -> None:
+    """It had nothing of the answer to extract: adding the fact there would deliver it, and prove nothing."""
+    with mt.run(tmp_path, name="unread", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            dog = op.output("D1:1", "Caroline: I adopted a dog named Pepper last week!", category="message")
+            walk = op.output("D1:2", "Melanie: I went for a long walk by the lake today.", category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(walk)
+            op.output("extracted_facts", ["Melanie went for a walk"], category="extracted_facts")
+            unrelated = op.id
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(dog)
+            op.output("extracted_facts", [], category="extracted_facts")
+            dropped = op.id
+        with mt.op("search", category="retrieval") as op:
+            found = op.output("retrieved", ["Melanie went for a walk"], category="retrieved")
+        case = run.case("What is the name of Caroline's dog?", gold="Pepper", evidence=["D1:1"])
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "unknown", category="prediction")
+        case.predict("unknown", var=prediction)
+        case.judge(False)
+    with mt.open(tmp_path) as ws:
+        case_id = ws.cases(run.id)[0].id
+        for op_id in (unrelated, dropped):
+            outcome = verify(ws, Attribution(run.id, case_id, op_id, ErrorType.EXTRACTION, 0.0, "", "bare"))
+            assert (outcome.why == "never-read-it") is (op_id == unrelated), (op_id, outcome.reason)
