@@ -9,6 +9,7 @@ from memtrace.attribution.engine import attribute
 from memtrace.datasets import sample_conversation
 from memtrace.systems import run_conversation
 from memtrace.systems.registry import system_class
+from memtrace.trace.recorder import Recorder
 
 
 def attributed_mem0_run(path: Path) -> str:
@@ -19,6 +20,18 @@ def attributed_mem0_run(path: Path) -> str:
     with mt.open(path) as ws:
         attribute(ws, "flow")
     return run.run_id
+
+
+def answer_wrongly(
+    run: Recorder, context: str, question: str, gold: str, evidence: list[str], said: str
+) -> None:
+    """The case asked of `run`: an answer step reading `context` says `said`, and is judged wrong."""
+    case = run.case(question, gold=gold, evidence=evidence)
+    with mt.op("answer", category="response") as op:
+        op.use(context)
+        prediction = op.output("prediction", said, category="prediction")
+    case.predict(said, var=prediction)
+    case.judge(False)
 
 
 PEPPER = "Diego: We adopted a dog named Pepper last spring, she loves the park."

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from attrhelpers import pets_run
+from attrhelpers import answer_wrongly, pets_run
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
@@ -105,12 +105,7 @@ def _inferred_run(workspace: Path, retrieved: list[str]) -> str:
         with mt.op("retrieve", category="retrieval") as op:
             op.input("query", "Would Tomasz enjoy a solo canoe trip?", category="query")
             found = op.output("retrieved", retrieved, category="retrieved")
-        case = run.case("Would Tomasz enjoy a solo canoe trip?", gold="Likely yes", evidence=["D3:2"])
-        with mt.op("answer", category="response") as op:
-            op.use(found)
-            prediction = op.output("prediction", "No", category="prediction")
-        case.predict("No", var=prediction)
-        case.judge(False)
+        answer_wrongly(run, found, "Would Tomasz enjoy a solo canoe trip?", "Likely yes", ["D3:2"], "No")
         return run.id
 
 
@@ -156,16 +151,14 @@ def _month_run(workspace: Path, retrieved: list[str]) -> str:
         with mt.op("retrieve", category="retrieval") as op:
             op.use(artist)
             found = op.output("retrieved", retrieved, category="retrieved")
-        case = run.case(
+        answer_wrongly(
+            run,
+            found,
             "When did Gina team up with a local artist for some cool designs?",
-            gold="February, 2023",
-            evidence=["D5:5"],
+            "February, 2023",
+            ["D5:5"],
+            "not mentioned",
         )
-        with mt.op("answer", category="response") as op:
-            op.use(found)
-            prediction = op.output("prediction", "not mentioned", category="prediction")
-        case.predict("not mentioned", var=prediction)
-        case.judge(False)
         return run.id
 
 
@@ -212,16 +205,14 @@ def test_a_question_holding_the_answer_s_words_does_not_state_it(tmp_path: Path)
             op.output("D26:6", question, category="message")
         with mt.op("retrieve", category="retrieval") as op:
             found = op.output("retrieved", [question], category="retrieved")
-        case = run.case(
+        answer_wrongly(
+            run,
+            found,
             "What was found in old notebooks last week?",
-            gold="early writings",
-            evidence=["D26:5", "D26:6"],
+            "early writings",
+            ["D26:5", "D26:6"],
+            "photos",
         )
-        with mt.op("answer", category="response") as op:
-            op.use(found)
-            prediction = op.output("prediction", "photos", category="prediction")
-        case.predict("photos", var=prediction)
-        case.judge(False)
     with mt.open(tmp_path) as ws:
         check = check_for(ws.view(run.id), ws.cases(run.id)[0])
         (item,) = check.items
@@ -241,12 +232,7 @@ def test_the_other_speaker_s_echo_does_not_state_what_the_person_asked_about_sai
             op.output("D1:5", echo, category="message")
         with mt.op("retrieve", category="retrieval") as op:
             found = op.output("retrieved", [echo], category="retrieved")
-        case = run.case("What martial arts has John done?", gold="Kickboxing", evidence=["D1:4", "D1:5"])
-        with mt.op("answer", category="response") as op:
-            op.use(found)
-            prediction = op.output("prediction", "yoga", category="prediction")
-        case.predict("yoga", var=prediction)
-        case.judge(False)
+        answer_wrongly(run, found, "What martial arts has John done?", "Kickboxing", ["D1:4", "D1:5"], "yoga")
     with mt.open(tmp_path) as ws:
         check = check_for(ws.view(run.id), ws.cases(run.id)[0])
         (item,) = check.items
@@ -265,14 +251,14 @@ def test_a_stamped_date_stated_by_a_turn_that_names_no_event_asks_none_of_the_pa
             op.output("D18:17", turn, category="message")
         with mt.op("retrieve", category="retrieval") as op:
             found = op.output("retrieved", [f"{turn} [said on 20 October 2023]"], category="retrieved")
-        case = run.case(
-            "When did Melanie go on a hike after the roadtrip?", gold="19 October 2023", evidence=["D18:17"]
+        answer_wrongly(
+            run,
+            found,
+            "When did Melanie go on a hike after the roadtrip?",
+            "19 October 2023",
+            ["D18:17"],
+            "not mentioned",
         )
-        with mt.op("answer", category="response") as op:
-            op.use(found)
-            prediction = op.output("prediction", "not mentioned", category="prediction")
-        case.predict("not mentioned", var=prediction)
-        case.judge(False)
     with mt.open(tmp_path) as ws:
         check = check_for(ws.view(run.id), ws.cases(run.id)[0])
         (item,) = check.items

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from attrhelpers import attributed_mem0_run
+from attrhelpers import answer_wrongly, attributed_mem0_run
 
 import memtrace as mt
 from memtrace.attribution.evidence.anatomy import case_anatomy
@@ -196,12 +196,9 @@ def test_an_update_of_a_unit_paraphrasing_an_inferred_answer_s_turn_is_not_refut
             update_id = op.id
         with mt.op("search", category="retrieval") as op:
             found = op.output("retrieved", ["(details forgotten)"], category="retrieved")
-        case = run.case("Did Jolene enjoy her night out with friends?", gold="Likely yes", evidence=["D6:1"])
-        with mt.op("answer", category="response") as op:
-            op.use(found)
-            prediction = op.output("prediction", "no", category="prediction")
-        case.predict("no", var=prediction)
-        case.judge(False)
+        answer_wrongly(
+            run, found, "Did Jolene enjoy her night out with friends?", "Likely yes", ["D6:1"], "no"
+        )
     with mt.open(tmp_path) as ws:
         claim = Attribution(run.id, ws.cases(run.id)[0].id, update_id, ErrorType.UPDATE, 0.0, "", "bare")
         outcome = verify(ws, claim)
@@ -221,12 +218,7 @@ def _wrapped_run(workspace: Path) -> tuple[str, str, str]:
         with mt.op("search", category="retrieval") as op:
             op.input("query", "What is the name of Caroline's dog?", category="query")
             found = op.output("retrieved", ["Caroline likes long walks"], category="retrieved")
-        case = run.case("What is the name of Caroline's dog?", gold="Pepper", evidence=["D1:1"])
-        with mt.op("answer", category="response") as op:
-            op.use(found)
-            prediction = op.output("prediction", "unknown", category="prediction")
-        case.predict("unknown", var=prediction)
-        case.judge(False)
+        answer_wrongly(run, found, "What is the name of Caroline's dog?", "Pepper", ["D1:1"], "unknown")
         with mt.op("extract_facts", category="extraction") as op:
             op.use(said)
             late = op.id
@@ -267,14 +259,14 @@ def test_an_update_dropping_an_item_only_one_rule_saw_has_not_lost_nothing(tmp_p
             update_id = op.id
         with mt.op("search", category="retrieval") as op:
             found = op.output("retrieved", ["Caroline adopted a puppy named Pepper."], category="retrieved")
-        case = run.case(
-            "What are the names of Caroline's pets?", gold="Pepper and Luna", evidence=["D1:1", "D1:2"]
+        answer_wrongly(
+            run,
+            found,
+            "What are the names of Caroline's pets?",
+            "Pepper and Luna",
+            ["D1:1", "D1:2"],
+            "Pepper",
         )
-        with mt.op("answer", category="response") as op:
-            op.use(found)
-            prediction = op.output("prediction", "Pepper", category="prediction")
-        case.predict("Pepper", var=prediction)
-        case.judge(False)
     with mt.open(tmp_path) as ws:
         claim = Attribution(run.id, ws.cases(run.id)[0].id, update_id, ErrorType.UPDATE, 0.0, "", "bare")
         assert verify(ws, claim).why != "lost-nothing"
@@ -296,12 +288,7 @@ def test_an_extraction_that_read_nothing_holding_the_answer_is_refuted(tmp_path:
             dropped = op.id
         with mt.op("search", category="retrieval") as op:
             found = op.output("retrieved", ["Melanie went for a walk"], category="retrieved")
-        case = run.case("What is the name of Caroline's dog?", gold="Pepper", evidence=["D1:1"])
-        with mt.op("answer", category="response") as op:
-            op.use(found)
-            prediction = op.output("prediction", "unknown", category="prediction")
-        case.predict("unknown", var=prediction)
-        case.judge(False)
+        answer_wrongly(run, found, "What is the name of Caroline's dog?", "Pepper", ["D1:1"], "unknown")
     with mt.open(tmp_path) as ws:
         case_id = ws.cases(run.id)[0].id
         for op_id in (unrelated, dropped):
