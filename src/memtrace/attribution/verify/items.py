@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from ...eval.strict import date_spans, missing_parts
-from ...graph import Case, GraphQueries
+from ...graph import Case, GraphQueries, VariableVersion
 from ...graph.values import value_text
 from ...text import format_date
 from ..evidence.anatomy import case_anatomy
@@ -365,18 +365,28 @@ def refuted_premise(
 def carriers_of_missing(graph: GraphQueries, case: Case, check: ItemCheck) -> list[object]:
     """Live memories at question time holding the items the recorded context lacks, one per item (by
     both rules): what an ideal retrieval returns besides what it did, for a partial carrier too."""
+    return [value for _, value in carrier_versions(graph, case, check)]
+
+
+def carrier_versions(
+    graph: GraphQueries, case: Case, check: ItemCheck
+) -> list[tuple[VariableVersion, object]]:
+    """`carriers_of_missing` with the memory version each value is, in memory order."""
     if not check.has_items:
         return []
     anatomy = case_anatomy(graph, case)
     context = list(graph.values(anatomy.context_vars).values())
     lacking = set(check.lacking(context))
-    found: list[object] = []
-    for value in graph.memory_values_at(anatomy.question_seq - 1).values():
+    live = graph.memory_state_at(anatomy.question_seq - 1)
+    values = graph.values(live.values())
+    found: list[tuple[VariableVersion, object]] = []
+    for version in live.values():
         if not lacking:
             break
+        value = values[version.id]
         holds = {item for item, state in check.status([value]).items() if state == "held"} & lacking
         if holds:
-            found.append(value)
+            found.append((version, value))
             lacking -= holds
     return found
 

@@ -18,7 +18,7 @@ from ...vocabulary import ErrorType
 from ..evidence.anatomy import case_anatomy
 from ..evidence.target import annotated_turns
 from ..model import Attribution, PathRole, PathStep
-from .items import ItemCheck, carriers_of_missing
+from .items import ItemCheck, carrier_versions
 
 #: Categories of the variables that are memory units (an update's or a deletion's work).
 _UNIT_CATEGORIES = ("memory_entry",)
@@ -181,13 +181,5 @@ def _read_evidence(graph: GraphQueries, case: Case, op: Operation, check: ItemCh
 
 def _live_carrier(graph: GraphQueries, case: Case, check: ItemCheck) -> VariableVersion | None:
     """A memory unit live at question time that holds an item the answer's context lacks (both rules)."""
-    carriers = carriers_of_missing(graph, case, check)
-    if not carriers:
-        return None
-    anatomy = case_anatomy(graph, case)
-    state = graph.memory_state_at(anatomy.question_seq - 1)
-    values = graph.values(state.values())
-    for version in state.values():
-        if values[version.id] is carriers[0] or values[version.id] == carriers[0]:
-            return version
-    return None
+    carriers = carrier_versions(graph, case, check)
+    return carriers[0][0] if carriers else None
