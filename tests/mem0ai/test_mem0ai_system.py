@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mem0helpers import DIMS, Decision, Mem0Script, Mem0Server
@@ -196,3 +198,44 @@ def test_cli_runs_mem0ai_inside_the_workspace(tmp_path: Path) -> None:
     with mt.open(workspace) as ws:
         (run,) = ws.runs()
         assert run.system == "mem0ai" and "mem0ai" in run.metadata
+
+
+def _recorded_rows(workspace: Path, run_id: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The run's operations and cases, mem0's random memory ids named by order of appearance."""
+    names: dict[str, str] = {}
+    uuid = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+    def plain(value: Any) -> str:
+        return uuid.sub(lambda m: names.setdefault(m.group(0), f"memory-{len(names)}"), json.dumps(value))
+
+    with mt.open(workspace) as ws:
+        graph = ws.view(run_id)
+        ops = []
+        for op in sorted(graph.ops.values(), key=lambda o: o.seq):
+            outputs = [graph.value(v.id) for v in graph.outputs(op.id)]
+            ops.append((op.seq, op.name, op.category, plain(op.metadata), plain(outputs)))
+        cases = [
+            (c.id, c.prediction, c.prediction_var, c.verdict, plain(c.metadata)) for c in ws.cases(run_id)
+        ]
+    return ops, cases
+
+
+def test_questions_fetched_ahead_on_the_live_memory_record_the_same_run(tmp_path: Path) -> None:
+    """mem0's store cannot be copied, so the question stage is fetched ahead on the Memory itself:
+    the recorded graph is the one a run without fetching ahead records, and no call is made twice
+    (mem0's own embedding call of each question is served too, across its thread pool)."""
+    recorded: dict[int, tuple[Any, ...]] = {}
+    for ahead in (1, 3):
+        workspace = tmp_path / f"ahead-{ahead}"
+        with Mem0Server(planted_faults()) as server:
+            client = scripted_client(server, workspace, limiters=LocalLimiters(3))
+            system = Mem0AISystem(Mem0AIConfig(embedding_dims=DIMS, search_threshold=0.0), llm=client)
+            result = run_conversation(
+                system, conversation(), workspace, judge=make_judge("llm", client=client), ahead=ahead
+            )
+            system.close()
+            recorded[ahead] = (*_recorded_rows(workspace, result.run_id), server.request_count)
+        if ahead > 1:
+            assert result.fetched_ahead >= 2 * len(conversation().questions)  # answer and judge, at least
+            assert result.unused_ahead == 0
+    assert recorded[3] == recorded[1]

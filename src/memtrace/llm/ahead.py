@@ -15,7 +15,7 @@ While fetching, a client neither caches nor counts: the recorded pass does both 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -31,22 +31,22 @@ class Replies:
     """Replies fetched ahead, by request; each is handed out once."""
 
     def __init__(self) -> None:
-        self._kept: dict[str, list[Completion]] = {}
+        self._kept: dict[str, list[Any]] = {}
         self._lock = threading.Lock()
         self.fetched = 0
         self.served = 0
 
-    def keep(self, key: str, completion: Completion) -> None:
+    def keep(self, key: str, completion: Any) -> None:
         with self._lock:
             self._kept.setdefault(key, []).append(completion)
             self.fetched += 1
 
-    def peek(self, key: str) -> Completion | None:
+    def peek(self, key: str) -> Any:
         with self._lock:
             kept = self._kept.get(key)
             return kept[0] if kept else None
 
-    def take(self, key: str) -> Completion | None:
+    def take(self, key: str) -> Any:
         with self._lock:
             kept = self._kept.get(key)
             if not kept:
@@ -88,15 +88,24 @@ def fetching() -> bool:
 
 def complete(backend: Backend, model: str, messages: list[Message], **options: Any) -> Completion:
     """`backend.complete(...)`, answered from the replies fetched ahead when this context has them."""
+    if _serving.get() is None and _fetching.get() is None:
+        return backend.complete(model, messages, **options)
+    request = {"endpoint": backend.endpoint, "model": model, "messages": messages, **options}
+    return through(request, lambda: backend.complete(model, messages, **options))
+
+
+def through[T](request: dict[str, Any], send: Callable[[], T]) -> T:
+    """`send()`, or the reply fetched ahead for `request` when this context has one: any call to a
+    model endpoint (a chat, another library's embedding call) can be fetched ahead this way."""
     serving, keeping = _serving.get(), _fetching.get()
     if serving is None and keeping is None:
-        return backend.complete(model, messages, **options)
-    key = request_key({"endpoint": backend.endpoint, "model": model, "messages": messages, **options})
-    if serving is not None and (completion := serving.take(key)) is not None:
-        return completion
-    if keeping is not None and (completion := keeping.peek(key)) is not None:
-        return completion  # asked twice while fetching: once to the model is enough
-    completion = backend.complete(model, messages, **options)
+        return send()
+    key = request_key(request)
+    if serving is not None and (reply := serving.take(key)) is not None:
+        return reply
+    if keeping is not None and (reply := keeping.peek(key)) is not None:
+        return reply  # asked twice while fetching: once to the model is enough
+    reply = send()
     if keeping is not None:
-        keeping.keep(key, completion)
-    return completion
+        keeping.keep(key, reply)
+    return reply

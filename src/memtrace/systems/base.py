@@ -94,6 +94,9 @@ class MemorySystem(ABC):
     #: Whether the runner may answer questions ahead on copies of the state to fetch their model
     #: replies at once (systems/ahead.py): the copy's answers touch nothing outside it.
     fetches_ahead: ClassVar[bool] = True
+    #: Whether `answer` only reads the state and may run on several threads at once: fetching ahead
+    #: then answers on the system itself, for a state that cannot be copied (mem0ai's live store).
+    answers_in_place: ClassVar[bool] = False
 
     def __init__(
         self,

@@ -7,7 +7,8 @@ set before mem0 is imported, so nothing is written outside the workspace and not
 Every `batch_size` messages of a session go to `Memory.add` as one exchange; each question is a
 `Memory.search` whose memories memtrace's shared answer step reads. mem0 has no offline mode, and
 its state (a qdrant client) cannot be pickled, so these runs take no snapshots and cannot be
-replayed: verification reports them as not verifiable.
+replayed: verification reports them as not verifiable. A search only reads the store, so the
+question stage's model calls are fetched ahead on the Memory itself (systems/ahead.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, ClassVar
 from ..adapters.mem0ai.tracer import Mem0Tracer, trace
 from ..datasets import Question, Session
 from ..errors import MemtraceError
+from ..llm import ahead
 from ..llm.limiter import slot
 from .answering import answer_question
 from .base import Answer, MemorySystem, Message, SystemConfig
@@ -94,24 +96,33 @@ def mem0_config(
     return settings
 
 
-def share_limits(memory: Any, backend: Any) -> None:
+def share_endpoint(memory: Any, backend: Any) -> None:
     """mem0 calls the endpoint through OpenAI clients of its own: each of their calls takes a slot of
-    memtrace's limiter for the endpoint too, so `--concurrency` counts them with every other call."""
+    memtrace's limiter for the endpoint too, so `--concurrency` counts them with every other call,
+    and is answered from the replies fetched ahead when a run has them (llm/ahead.py)."""
     limiter = getattr(backend, "limiter", None)
-    if limiter is None:
-        return
     hold = 3 * float(getattr(backend, "timeout", 60.0)) + 30  # mem0's SDK retries inside the slot
+    endpoint = getattr(backend, "endpoint", None)
     owners = [getattr(memory.llm, "client", None), getattr(memory.embedding_model, "client", None)]
     for owner in {id(o): o for o in owners if o is not None}.values():
         chat = getattr(owner, "chat", None)
-        for api in (getattr(chat, "completions", None), getattr(owner, "embeddings", None)):
+        for kind, api in (
+            ("chat", getattr(chat, "completions", None)),
+            ("embeddings", getattr(owner, "embeddings", None)),
+        ):
             original = getattr(api, "create", None)
             if original is None:
                 continue
 
-            def create(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            def send(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+                if limiter is None:
+                    return _original(*args, **kwargs)
                 with slot(limiter, hold):
                     return _original(*args, **kwargs)
+
+            def create(*args: Any, _send: Any = send, _kind: str = kind, **kwargs: Any) -> Any:
+                request = {"endpoint": endpoint, "mem0ai": _kind, "args": args, **kwargs}
+                return ahead.through(request, lambda: _send(*args, **kwargs))
 
             api.create = create  # type: ignore[union-attr]
 
@@ -124,7 +135,7 @@ class Mem0AISystem(MemorySystem):
     config: Mem0AIConfig
     runs_offline: ClassVar[bool] = False
     snapshots: ClassVar[bool] = False
-    fetches_ahead: ClassVar[bool] = False
+    answers_in_place: ClassVar[bool] = True  # a search only reads the store
 
     def reset(self) -> None:
         self.close()
@@ -145,8 +156,8 @@ class Mem0AISystem(MemorySystem):
             config=self.config,
         )
         self.memory = mem0.Memory.from_config(settings)
+        share_endpoint(self.memory, backend)  # first: the tracer then counts calls served ahead too
         self.tracer: Mem0Tracer = trace(self.memory)
-        share_limits(self.memory, backend)
         self.user = self.conversation.id if self.conversation else "user"
         self.pending: list[Message] = []
 
@@ -178,15 +189,18 @@ class Mem0AISystem(MemorySystem):
 
     def answer(self, question: Question) -> Answer:
         if self.tracer.pipeline == "classic":
-            self.memory.search(question.question, user_id=self.user, limit=self.config.top_k)
+            result = self.memory.search(question.question, user_id=self.user, limit=self.config.top_k)
         else:
             extra = (
                 {} if self.config.search_threshold is None else {"threshold": self.config.search_threshold}
             )
             scope = {"user_id": self.user}
-            self.memory.search(question.question, filters=scope, top_k=self.config.top_k, **extra)
+            result = self.memory.search(question.question, filters=scope, top_k=self.config.top_k, **extra)
+        items = result.get("results", []) if isinstance(result, dict) else result or []
+        memories = [m for m in items if isinstance(m, dict)]
         found = self.tracer.last_search()
-        memories = found.memories if found is not None else []
+        if found is not None and found.memories != memories:
+            found = None  # an earlier search's record: this one was muted (answered ahead)
         return answer_question(
             question,
             [m.get("memory", "") for m in memories],

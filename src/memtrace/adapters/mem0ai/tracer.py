@@ -44,7 +44,7 @@ from typing import Any
 
 from ...llm.usage import Usage, add_usage
 from ...trace import OpScope
-from ...trace.context import active_run, current_op_var
+from ...trace.context import MUTED, active_run, current_op_var, current_run_var
 from .async_wrappers import AsyncWrappers
 from .parts import (
     PIPELINE_VERSIONS,
@@ -72,6 +72,10 @@ from .steps import StepsMixin
 __all__ = ["Mem0Tracer", "SearchRecord", "trace", "untrace"]
 
 _ATTRIBUTE = "_memtrace_tracer"
+
+
+#: The public calls whose inner step mem0 (1.0.x) runs in a thread pool of its own, by hand-off kind.
+_THREAD_HOPS = {"add": "add", "search": "search"}
 
 
 def trace(memory: Any, *, pipeline: Pipeline | None = None, remote_store: bool | None = None) -> Mem0Tracer:
@@ -194,10 +198,13 @@ class Mem0Tracer(StepsMixin, AsyncWrappers, WritesMixin):
 
             setattr(owner, name, call_async)
         else:
+            hop = _THREAD_HOPS.get(name)
 
             @functools.wraps(original)
             def call(*args: Any, **kwargs: Any) -> Any:
                 if active_run() is None:
+                    if hop is not None and current_run_var.get() is MUTED:
+                        return self._muted_hop(hop, original, *args, **kwargs)
                     return original(*args, **kwargs)
                 return wrapper(original, *args, **kwargs)
 
@@ -228,6 +235,17 @@ class Mem0Tracer(StepsMixin, AsyncWrappers, WritesMixin):
                 }
                 op.metadata["model"] = getattr(response, "model", None)
         return response
+
+    def _muted_hop(self, kind: str, original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """A muted add() or search(): its inner step, in mem0's own thread pool, takes this muted
+        context too, instead of falling back to the open run (and the replies fetched ahead reach it)."""
+        first = args[0] if args else kwargs.get("query" if kind == "search" else "messages")
+        key = first if kind == "search" else tuple(message_texts(first))
+        handoff = self._handoffs.offer(kind, key)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            self._handoffs.withdraw(kind, handoff)
 
     # -- add() ---------------------------------------------------------------------------------
 
