@@ -1,7 +1,10 @@
-"""Pick fresh cases from the conversations kept aside, none of them in `cases.json`: labelled later, by a
-reader who has not seen the others, they score the fixes made after the first labels were read.
+"""Pick fresh cases, none of them labelled before: labelled later, by a reader who has not seen the
+others, they score the fixes made after the first labels were read.
 
-Same stratification as select_cases.py (by system and by flow's claimed type at selection time).
+By default from the conversations kept aside (`fresh_cases.json`, F001...); with `--from tuned`, from
+the tuned conversations, as a development set a later session may tune on (`--prefix D --out
+dev_cases.json`). Same stratification as select_cases.py (by system and by flow's claimed type at
+selection time).
 """
 
 from __future__ import annotations
@@ -25,24 +28,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("workspace", type=Path)
     parser.add_argument("attributions", type=Path)
+    parser.add_argument("--from", dest="source", choices=("aside", "tuned"), default="aside")
+    parser.add_argument("--prefix", default="F", help="label ids: F001, ...")
+    parser.add_argument("--out", type=Path, default=HERE / "fresh_cases.json")
+    parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args()
     earlier = json.loads((HERE / "cases.json").read_text())
     aside = {row["conversation"] for row in earlier if row["split"] == "aside"}
     taken = {(row["run"], row["case_id"]) for row in earlier}
+    for other in HERE.glob("*_cases.json"):  # every other set drawn before: fresh, development
+        if other.resolve() == args.out.resolve():
+            continue
+        taken |= {(row["run"], row["case_id"]) for row in json.loads(other.read_text())}
+    split = "fresh-aside" if args.source == "aside" else "dev"
     claimed = {
         (a["run_id"], a["case_id"]): a["error_type"] for a in json.loads(args.attributions.read_text())
     }
-    rng = random.Random(SEED)
+    rng = random.Random(args.seed)
     pools: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     with mt.open(args.workspace) as ws:
         for run in ws.runs():
-            if run.parent_run or run.conversation not in aside:
+            if run.parent_run or (run.conversation in aside) != (args.source == "aside"):
                 continue
             for case in ws.cases(run.id):
                 kind = claimed.get((run.id, case.id))
                 if kind is None or case.category == "adversarial" or (run.name, case.id) in taken:
                     continue
-                pools[run.system][kind].append({**case_row(run, case), "split": "fresh-aside"})
+                pools[run.system][kind].append({**case_row(run, case), "split": split})
     chosen: list[dict] = []
     for system in sorted(pools):
         kinds = pools[system]
@@ -58,9 +70,9 @@ def main() -> None:
             chosen.extend(take)
     chosen.sort(key=lambda r: (r["system"], r["case_id"]))
     for n, row in enumerate(chosen, 1):
-        row["label_id"] = f"F{n:03d}"
-    (HERE / "fresh_cases.json").write_text(json.dumps(chosen, indent=1, ensure_ascii=False) + "\n")
-    print(f"{len(chosen)} fresh cases from {sorted(aside)}")
+        row["label_id"] = f"{args.prefix}{n:03d}"
+    args.out.write_text(json.dumps(chosen, indent=1, ensure_ascii=False) + "\n")
+    print(f"{len(chosen)} {split} cases from {sorted({row['conversation'] for row in chosen})}")
 
 
 if __name__ == "__main__":
