@@ -70,6 +70,10 @@ def main() -> None:
             "fresh-reader",
         ),
     )
+    dev_readers, dev_cases = args.readers / "r7-dev.json", HERE / "dev_cases.json"
+    if dev_readers.exists() and dev_cases.exists():  # the development set drawn later (D001...)
+        dev = {row["label_id"]: row for row in json.loads(dev_cases.read_text())}
+        sets += (("labels_dev.json", json.loads(dev_readers.read_text()), dev, "dev-reader"),)
     with mt.open(args.workspace) as ws:
         for name, labels, rows, author in sets:
             payload = {
