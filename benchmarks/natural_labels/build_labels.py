@@ -47,6 +47,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("workspace", type=Path, help="the workspace the readers labelled")
     parser.add_argument("readers", type=Path, help="the folder of the readers' files (r1-...json)")
+    parser.add_argument(
+        "--only-dev",
+        action="store_true",
+        help="build labels_dev.json alone (its cases were drawn from a later recording of the same runs)",
+    )
     args = parser.parse_args()
     cases = {row["label_id"]: row for row in json.loads((HERE / "cases.json").read_text())}
     fresh = {row["label_id"]: row for row in json.loads((HERE / "fresh_cases.json").read_text())}
@@ -71,9 +76,12 @@ def main() -> None:
         ),
     )
     dev_readers, dev_cases = args.readers / "r7-dev.json", HERE / "dev_cases.json"
+    if args.only_dev and not (dev_readers.exists() and dev_cases.exists()):
+        parser.error(f"--only-dev needs {dev_readers} and {dev_cases}")
     if dev_readers.exists() and dev_cases.exists():  # the development set drawn later (D001...)
         dev = {row["label_id"]: row for row in json.loads(dev_cases.read_text())}
-        sets += (("labels_dev.json", json.loads(dev_readers.read_text()), dev, "dev-reader"),)
+        dev_set = ("labels_dev.json", json.loads(dev_readers.read_text()), dev, "dev-reader")
+        sets = (dev_set,) if args.only_dev else (*sets, dev_set)
     with mt.open(args.workspace) as ws:
         for name, labels, rows, author in sets:
             payload = {
