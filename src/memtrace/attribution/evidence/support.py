@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from ...eval.relative_dates import mentions_relative_date, stamp_day, with_resolved_dates
 from ...graph.values import value_text
 from .fields import Reading, as_record, read_dict, text_lines
 from .statements import WHEN_WORDS, YEAR, Statement, date_only, statements_of, what_words
@@ -89,7 +90,18 @@ _CACHED_TEXT = 4096
 def _text_words(text: str) -> tuple[frozenset[str], ...]:
     if (record := as_record(text)) is not None:  # a dict's dump reads as the dict
         return value_words(record)
-    return tuple(_line_words(line) for line in text_lines(text))
+    return tuple(_line_words(line) for line in _dated_lines(text))
+
+
+def _dated_lines(text: str) -> list[str]:
+    """The text's lines, each with the dates its relative expressions name appended ("last Sunday"
+    said on 13 June 2023 is 11 June), against its own stamp or else the text's last: a retrieved chunk
+    stamps its lines once, at its end."""
+    lines = text_lines(text)
+    if not mentions_relative_date(text):
+        return lines
+    day = stamp_day(text)
+    return [with_resolved_dates(line, stamp_day(line) or day) for line in lines]
 
 
 def value_parts(value: Any) -> list[tuple[Any, str]]:
@@ -99,7 +111,7 @@ def value_parts(value: Any) -> list[tuple[Any, str]]:
     if isinstance(value, str):
         if (record := as_record(value)) is not None:
             return value_parts(record)
-        return [(line, line) for line in text_lines(value)]
+        return list(zip(_dated_lines(value), text_lines(value), strict=True))
     if isinstance(value, (list, tuple)):
         return [part for item in value for part in value_parts(item)]
     if isinstance(value, dict):
@@ -109,7 +121,7 @@ def value_parts(value: Any) -> list[tuple[Any, str]]:
 
 def _reading_words(reading: Reading) -> tuple[frozenset[str], ...]:
     """A dict is one part: its text with its date stamp, its sources as tag markers (see `fields`)."""
-    words = plan_aware_stems(reading.stamped()) | {f"@{s}" for s in reading.sources}
+    words = plan_aware_stems(with_resolved_dates(reading.stamped())) | {f"@{s}" for s in reading.sources}
     return (words,) if words else ()
 
 
@@ -298,7 +310,10 @@ class OverlapScorer:
         asked_about = content_stems(first_named(question, people) or "")
         items = tuple(item for g in gold for item in answer_items(g))
         keys, labels, statements = [], [], []
-        for label, text in evidence:
+        for label, said in evidence:
+            # "Last Sunday" said on 13 June states 11 June; whether a part must state the gold itself
+            # (`stated_items` below) is still read from the words the message used.
+            text = with_resolved_dates(said)
             body = text.split(": ", 1)[1] if ": " in text[:40] else text
             words = content_stems(body)
             stated = answer & words

@@ -17,84 +17,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date, timedelta
 
-from ...eval.strict import date_spans, missing_parts
+from ...eval.relative_dates import resolve_relative
+from ...eval.strict import missing_parts
 from ...graph import Case, GraphQueries, VariableVersion
 from ...graph.values import value_text
-from ...text import format_date
 from ..evidence.anatomy import case_anatomy
 from ..evidence.locate import message_text, message_versions, run_speakers, said_when
 from ..evidence.support import OverlapScorer, Target, carrying_part, content_stems, value_parts
 
-_STAMP = re.compile(r"\[(?:said )?on (?P<date>[^\]]+)\]")
 _SAID = re.compile(r"\[said on [^\]]+\]")
-_NUMBER = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "few": 3}
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_RELATIVE = re.compile(
-    r"\b(?P<yesterday>yesterday)\b|\b(?P<today>today|tonight|this morning)\b"
-    r"|\blast (?P<unit>week|weekend|month|year)\b|\blast (?P<weekday>" + "|".join(_WEEKDAYS) + r")\b"
-    r"|\b(?P<n>\d+|a|an|one|two|three|four|five|six|a few) (?P<ago>days?|weeks?|months?|years?) ago\b"
-    r"|\bthe (?P<day>[1-3]?\d)(?:st|nd|rd|th)\b(?! of)",
-    re.IGNORECASE,
-)
-
-
-def _anchor(text: str) -> date | None:
-    """The day a text was said or stamped: its last '[said on ...]' / '[on ...]' stamp."""
-    stamps = list(_STAMP.finditer(text))
-    for stamp in reversed(stamps):
-        spans = date_spans(stamp.group("date"))
-        if spans and not spans[0].yearless and spans[0].first == spans[0].last:
-            return spans[0].first
-    return None
-
-
-def resolve_relative(text: str, anchor: date | None = None) -> str:
-    """The text with each relative date it uses restated against its stamp, so the judge's date rule
-    can read it: "last week [said on 6 March 2023]" becomes "last week (the week before 6 March 2023)"."""
-    day = anchor or _anchor(text)
-    if day is None:
-        return text
-    said = format_date(day)
-    resolved = []
-    for match in _RELATIVE.finditer(text):
-        if match.group("yesterday"):
-            resolved.append(format_date(day - timedelta(days=1)))
-        elif match.group("today"):
-            resolved.append(said)
-        elif match.group("unit"):
-            resolved.append(f"the {match.group('unit').lower()} before {said}")
-        elif match.group("day"):  # "on the 15th": the stamp's month, or the month before
-            resolved.append(_day_of_month(day, int(match.group("day"))))
-        elif match.group("weekday"):
-            resolved.append(f"the {match.group('weekday').lower()} before {said}")
-        else:
-            count = match.group("n").lower()
-            n = int(count) if count.isdigit() else _NUMBER.get(count.split()[-1], 1)
-            unit = match.group("ago").lower().rstrip("s")
-            if unit == "day":
-                resolved.append(format_date(day - timedelta(days=n)))
-            else:
-                resolved.append(f"{'the' if n == 1 else n} {unit}{'' if n == 1 else 's'} before {said}")
-    resolved = [r for r in resolved if r]
-    if not resolved:
-        return text
-    # A "[said on ...]" stamp says when it was said, not when it happened: "last week [said on 27
-    # February]" does not hold "the week before 6 March" by the stamp's date falling inside that week.
-    # An "[on ...]" stamp is the event's own date, as the memory system resolved it, and stays.
-    return f"{_SAID.sub('', text).rstrip()} ({'; '.join(resolved)})"
-
-
-def _day_of_month(anchor: date, number: int) -> str:
-    """The date "the Nth" names when said on `anchor`: in its month, or the month before if still to come."""
-    month, year = anchor.month, anchor.year
-    if number > anchor.day:
-        month, year = (12, year - 1) if month == 1 else (month - 1, year)
-    try:
-        return format_date(date(year, month, number))
-    except ValueError:
-        return ""
 
 
 def _gold_parts(gold: str) -> list[str]:

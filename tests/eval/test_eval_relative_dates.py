@@ -1,0 +1,24 @@
+"""Relative dates read against the day they were said, for verification's item check and flow alike."""
+
+from __future__ import annotations
+
+from memtrace.eval.relative_dates import resolve_relative, with_resolved_dates
+
+
+def test_last_weekday_is_the_latest_such_day_before_the_day_it_was_said() -> None:
+    assert "(11 June 2023)" in with_resolved_dates("Last Sunday was awesome [said on 13 June 2023]")
+    # said on a Sunday, "last Sunday" is the week before, never the same day
+    assert "(4 June 2023)" in with_resolved_dates("last Sunday we hiked [said on 11 June 2023]")
+    assert "(12 June 2023)" in resolve_relative("We met last Monday. [said on 13 June 2023]")
+
+
+def test_the_date_is_written_after_the_expression_and_the_stamp_kept() -> None:
+    text = "I moved last week! Loving it. [said on 4 May 2023]"
+    assert with_resolved_dates(text) == (
+        "I moved last week (the week before 4 May 2023)! Loving it. [said on 4 May 2023]"
+    )
+    # an anchor given for a line the text stamps elsewhere (a retrieved chunk's last line)
+    assert with_resolved_dates("We left yesterday.", anchor=None) == "We left yesterday."
+    from datetime import date
+
+    assert with_resolved_dates("We left yesterday.", date(2023, 5, 4)) == "We left yesterday (3 May 2023)."
