@@ -46,3 +46,41 @@ def test_a_gold_date_matched_only_by_the_said_on_stamp_is_not_required_of_a_part
     assert not target.answer_required
     resolved = ["Big news, Diego: Clara just moved to Lisbon last week! [on 27 April 2023]"]
     assert carrying_part(target, [("ctx@1", resolved)], scorer) is not None
+
+
+def test_a_relative_date_said_on_a_stamped_day_states_the_date_it_names() -> None:
+    """LoCoMo's "June 11, 2023" is "Last Sunday" said on 13 June: a retrieved chunk stamping its lines
+    once, at its end, carries it through the line that says what happened last Sunday, and so does a
+    memory keeping the words; the same lines without "last Sunday" name no day, and carry nothing."""
+    scorer = OverlapScorer()
+    said = (
+        "Andrew: Last Sunday was awesome - my friends and I took a rock climbing class!"
+        " [said on 13 June 2023]"
+    )
+    target = scorer.prepare("When did Andrew go rock climbing?", ["June 11, 2023"], [("D8:1", said)])
+    chunk = (
+        "[D8:1] Andrew: Last Sunday was awesome - my friends and I took a rock climbing class!\n"
+        "[D8:2] Audrey: Glad you had such a rad experience rock climbing. [said on 13 June 2023]"
+    )
+    found = carrying_part(target, [("doc@1", chunk)], scorer)
+    assert found is not None and found.text.startswith("[D8:1]")
+    assert carrying_part(target, [("doc@1", chunk.replace("Last Sunday", "The other day"))], scorer) is None
+    memory = "Andrew's friends and Andrew took a rock climbing class last Sunday."
+    assert carrying_part(target, [("mem@1", f"{memory} [said on 13 June 2023]")], scorer) is not None
+    assert carrying_part(target, [("mem@1", memory)], scorer) is None  # said when? no day is named
+
+
+def test_a_hedge_on_a_new_line_leaves_the_line_before_a_done_fact() -> None:
+    """Mem0 appends a new line to a memory it updates: "Maybe Audrey will get another tattoo" hedges
+    that line, not the photo caption ending the line before, which still shows the sunflowers."""
+    scorer = OverlapScorer()
+    said = "Audrey: So much that I got tattoos of them on my arm. [shares a photo of a tattoo of sunflowers]"
+    target = scorer.prepare("What flowers does Audrey have a tattoo of?", ["sunflowers"], [("D3:26", said)])
+    first = (
+        "So much that Audrey got tattoos of them on Audrey's arm. [shares a photo of a tattoo of sunflowers]"
+    )
+    updated = {"memory": f"{first}\nMaybe Audrey will get another tattoo when that happens.", "id": "mem-91"}
+    assert carrying_part(target, [("mem-91@1", {"memory": first, "id": "mem-91"})], scorer) is not None
+    assert carrying_part(target, [("mem-91@2", updated)], scorer) is not None
+    hedged_only = {"memory": "Maybe Audrey will get a tattoo of sunflowers when that happens.", "id": "m"}
+    assert carrying_part(target, [("m@1", hedged_only)], scorer) is None

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attrhelpers import PEPPER, pets_run
+import pytest
+from attrhelpers import PEPPER, answer_wrongly, pets_run
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
@@ -121,6 +122,40 @@ def test_a_gold_naming_what_no_turn_mentions_is_a_suspected_annotation_error(tmp
     with ws:
         assert result.error_type == "AnnotationError", result.explanation
         assert result.op_id is None and "'UNO'" in result.explanation
+
+
+def _naming_run(workspace: Path, said: str, question: str, gold: str) -> str:
+    """One turn, a memory of it retrieved, the answer wrong: whether flow calls the gold unsupported."""
+    with mt.run(workspace, name="naming", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            message = op.output("D14:21", said, category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(message)
+            run.memory("mem-1").create({"memory": said.split(": ", 1)[1]}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            found = op.output("retrieved", [said.split(": ", 1)[1]], category="retrieved")
+        answer_wrongly(run, found, question, gold, ["D14:21"], "no idea")
+        return run.id
+
+
+@pytest.mark.parametrize(
+    ("said", "question", "gold"),
+    [  # a name said in a plan is said; a name the conversation begins is completed, not new
+        ("John: I want to work on improving my old area, West County, too.", "Which area?", "West County"),
+        (
+            "Tim: LeBron is the man, I love watching him play.",
+            "Who is Tim's favorite player?",
+            "LeBron James",
+        ),
+    ],
+)
+def test_a_gold_name_the_conversation_says_is_no_annotation_error(
+    tmp_path: Path, said: str, question: str, gold: str
+) -> None:
+    run_id = _naming_run(tmp_path, said, question, gold)
+    result, ws = _attribute(tmp_path, run_id)
+    with ws:
+        assert result.error_type != "AnnotationError", result.explanation
 
 
 def test_an_explanation_quotes_a_memorys_text_not_its_json(tmp_path: Path) -> None:

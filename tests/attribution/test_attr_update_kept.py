@@ -76,6 +76,7 @@ def test_an_update_step_dropping_a_fact_no_unit_was_about_is_an_extraction_error
 def test_a_question_in_the_future_asks_about_a_plan() -> None:
     assert asks_about_plan(QUESTION)
     assert asks_about_plan("What will Odile bake for the fair?")
+    assert asks_about_plan("What are Marisol's plans for her finished quilt?")  # a plan, asked as a noun
     assert not asks_about_plan("Where did Tamsin go climbing in May?")
     assert not asks_about_plan("How is Gina's store going?")
 

@@ -229,16 +229,22 @@ def _stating(
 
 def _unmentioned_name(case: Case, turns: list[frozenset[str]]) -> str | None:
     """A name in the gold answer (all capitals, or capitalised past an item's first word) that no turn
-    mentions: the answer comes from outside the conversation (world knowledge, an image, a mistake)."""
-    said = frozenset().union(*turns) if turns else frozenset()
-    asked = content_stems(case.question)
+    mentions: the answer comes from outside the conversation (world knowledge, an image, a mistake).
+
+    A word said in a plan is still said ("I want to work on my old area, West County"), and the rest
+    of a name the conversation begins ("LeBron" for "LeBron James") completes it, it is no new name."""
+    said = frozenset().union(*(unplanned(words) for words in turns)) if turns else frozenset()
+    known = said | content_stems(case.question)
     for gold in case.gold:
         for item in re.split(r",|;|\band\b", strip_dates(gold, keep_case=True)):
             tokens = [t for t in _NAME.findall(item) if t.casefold() not in _CALENDAR]
             for position, token in enumerate(tokens):
                 named = (token.isupper() and len(token) > 1) or (position > 0 and token[0].isupper())
                 stems = content_stems(token)
-                if named and stems and not stems & (said | asked):
+                begun = position > 0 and tokens[position - 1][0].isupper()
+                if begun and content_stems(tokens[position - 1]) <= known:
+                    continue
+                if named and stems and not stems & known:
                     return f"the gold answer names {token!r}, which no turn of the conversation mentions"
     return None
 

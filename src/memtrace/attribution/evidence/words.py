@@ -30,9 +30,11 @@ HEDGE = re.compile(
 )
 PLANNED = "~"
 #: A question in the future ("Where is Odalys going fossil-hunting in March?", "What will Ben
-#: teach?") asks about a plan: a line planning it answers it.
+#: teach?") or about someone's plans ("What are Joanna's plans for her screenplay?") asks about a
+#: plan: a line planning it answers it.
 FUTURE = re.compile(
-    r"\bwill\b|\b(?:is|are|am)\s+(?:\S+\s+){0,3}?going\s+[\w-]+ing\b|\bupcoming\b", re.IGNORECASE
+    r"\bwill\b|\b(?:is|are|am)\s+(?:\S+\s+){0,3}?going\s+[\w-]+ing\b|\bupcoming\b|\bplans\b",
+    re.IGNORECASE,
 )
 
 
@@ -43,12 +45,14 @@ def asks_about_plan(question: str) -> bool:
 
 @functools.lru_cache(maxsize=262_144)
 def plan_aware_stems(text: str) -> frozenset[str]:
-    """Content words of a text, those said only in a planning or hedging sentence marked `~word`."""
+    """Content words of a text, those said only in a planning or hedging sentence marked `~word`. A
+    line ends a sentence: a memory appending "Maybe she will get another one" on a new line hedges
+    that line, not the caption ending the line before."""
     if not HEDGE.search(text):
         return content_stems(text)
     done: set[str] = set()
     planned: set[str] = set()
-    for sentence in sentences(text) or [text]:
+    for sentence in [s for line in text.splitlines() for s in sentences(line)] or [text]:
         (planned if HEDGE.search(sentence) else done).update(content_stems(sentence))
     return frozenset(done | {PLANNED + w for w in planned - done})
 
