@@ -17,6 +17,11 @@ from memtrace.interop.annotations import annotation_record
 
 HERE = Path(__file__).parent
 RECORDED_WITH = "memtrace run WS --system all --dataset locomo:../shared/data/locomo-dev.json"
+#: (reader's file in readers/, the cases drawn, the labels written) of each development set.
+DEV_SETS = (
+    ("r7-dev.json", "dev_cases.json", "labels_dev.json"),
+    ("r8-dev2.json", "dev2_cases.json", "labels_dev2.json"),
+)
 
 
 def records(ws: mt.Workspace, labels: list[dict], cases: dict[str, dict], author: str) -> list[dict]:
@@ -75,13 +80,15 @@ def main() -> None:
             "fresh-reader",
         ),
     )
-    dev_readers, dev_cases = args.readers / "r7-dev.json", HERE / "dev_cases.json"
-    if args.only_dev and not (dev_readers.exists() and dev_cases.exists()):
-        parser.error(f"--only-dev needs {dev_readers} and {dev_cases}")
-    if dev_readers.exists() and dev_cases.exists():  # the development set drawn later (D001...)
-        dev = {row["label_id"]: row for row in json.loads(dev_cases.read_text())}
-        dev_set = ("labels_dev.json", json.loads(dev_readers.read_text()), dev, "dev-reader")
-        sets = (dev_set,) if args.only_dev else (*sets, dev_set)
+    # The development sets drawn later from the tuned conversations (D001..., E001...), each read blind.
+    dev_sets = []
+    for readers, drawn, name in DEV_SETS:
+        if (args.readers / readers).exists() and (HERE / drawn).exists():
+            rows = {row["label_id"]: row for row in json.loads((HERE / drawn).read_text())}
+            dev_sets.append((name, json.loads((args.readers / readers).read_text()), rows, "dev-reader"))
+    if args.only_dev and not dev_sets:
+        parser.error(f"--only-dev needs a development set's cases and reader's file in {HERE}")
+    sets = tuple(dev_sets) if args.only_dev else (*sets, *dev_sets)
     with mt.open(args.workspace) as ws:
         for name, labels, rows, author in sets:
             payload = {
