@@ -84,3 +84,13 @@ def test_a_hedge_on_a_new_line_leaves_the_line_before_a_done_fact() -> None:
     assert carrying_part(target, [("mem-91@2", updated)], scorer) is not None
     hedged_only = {"memory": "Maybe Audrey will get a tattoo of sunflowers when that happens.", "id": "m"}
     assert carrying_part(target, [("m@1", hedged_only)], scorer) is None
+
+
+def test_an_irregular_past_states_its_verb() -> None:
+    """Porter leaves "lost" apart from "losing": "Losing Jon's job" states a gold "he lost his job"."""
+    scorer = OverlapScorer()
+    said = [("D1:2", "Jon: Lost my job as a banker yesterday, so I'm starting my own dance studio.")]
+    target = scorer.prepare("Why did Jon start his dance studio?", ["He lost his job"], said, ["Jon", "Gina"])
+    assert carrying_part(target, [("m", "Losing Jon's job gave Jon the push to start a studio")], scorer)
+    assert carrying_part(target, [("m", "Jon is starting a dance studio")], scorer) is None
+    assert carrying_part(target, [("m", "Gina lost her job at Door Dash")], scorer) is None

@@ -147,6 +147,12 @@ def _naming_run(workspace: Path, said: str, question: str, gold: str) -> str:
             "Who is Tim's favorite player?",
             "LeBron James",
         ),
+        # a month the gold misspells is a date, no name
+        (
+            "Nate: I won my first tournament last week!",
+            "When did Nate win?",
+            "the week before 21Janury, 2022",
+        ),
     ],
 )
 def test_a_gold_name_the_conversation_says_is_no_annotation_error(

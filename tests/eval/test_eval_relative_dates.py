@@ -22,3 +22,11 @@ def test_the_date_is_written_after_the_expression_and_the_stamp_kept() -> None:
     from datetime import date
 
     assert with_resolved_dates("We left yesterday.", date(2023, 5, 4)) == "We left yesterday (3 May 2023)."
+
+
+def test_this_month_is_the_month_it_was_said_in() -> None:
+    said = "I lost my job at Door Dash this month. [said on 20 January 2023]"
+    assert with_resolved_dates(said) == (
+        "I lost my job at Door Dash this month (January 2023). [said on 20 January 2023]"
+    )
+    assert "(2023)" in with_resolved_dates("This year was hard. [said on 20 January 2023]")

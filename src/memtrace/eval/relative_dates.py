@@ -22,6 +22,7 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _RELATIVE = re.compile(
     r"\b(?P<yesterday>yesterday)\b|\b(?P<today>today|tonight|this morning)\b"
     r"|\blast (?P<unit>week|weekend|month|year)\b|\blast (?P<weekday>" + "|".join(_WEEKDAYS) + r")\b"
+    r"|\bthis (?P<current>week|month|year)\b"
     r"|\b(?P<n>\d+|a|an|one|two|three|four|five|six|a few) (?P<ago>days?|weeks?|months?|years?) ago\b"
     r"|\bthe (?P<day>[1-3]?\d)(?:st|nd|rd|th)\b(?! of)",
     re.IGNORECASE,
@@ -94,6 +95,11 @@ def _resolved(match: re.Match[str], day: date) -> str:
         return f"the {match.group('unit').lower()} before {said}"
     if match.group("day"):  # "on the 15th": the stamp's month, or the month before
         return _day_of_month(day, int(match.group("day")))
+    if match.group("current"):  # "this month" said on 20 January 2023 is January 2023
+        unit = match.group("current").lower()
+        if unit == "year":
+            return str(day.year)
+        return f"the week of {said}" if unit == "week" else f"{day:%B} {day.year}"
     if match.group("weekday"):  # "last Sunday": the latest Sunday before the day it was said
         back = (day.weekday() - _WEEKDAYS.index(match.group("weekday").lower())) % 7 or 7
         return format_date(day - timedelta(days=back))

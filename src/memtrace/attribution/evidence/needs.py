@@ -10,6 +10,7 @@ turn mentions is suspected to be an annotation error (LoCoMo has some), never a 
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,6 +36,16 @@ _CALENDAR = frozenset(
     )
 )
 _NAME = re.compile(r"[A-Za-z][\w'\u2019-]*")
+
+
+def _calendar_word(token: str) -> bool:
+    """A month or weekday, also as a gold answer misspells it ("21Janury, 2022"): a letter or two off,
+    never longer than the word ("Augusta" is a name)."""
+    word = token.casefold()
+    if word in _CALENDAR:
+        return True
+    close = difflib.get_close_matches(word, _CALENDAR, 1, 0.85) if len(word) >= 5 else []
+    return bool(close) and len(word) <= len(close[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +248,7 @@ def _unmentioned_name(case: Case, turns: list[frozenset[str]]) -> str | None:
     known = said | content_stems(case.question)
     for gold in case.gold:
         for item in re.split(r",|;|\band\b", strip_dates(gold, keep_case=True)):
-            tokens = [t for t in _NAME.findall(item) if t.casefold() not in _CALENDAR]
+            tokens = [t for t in _NAME.findall(item) if not _calendar_word(t)]
             for position, token in enumerate(tokens):
                 named = (token.isupper() and len(token) > 1) or (position > 0 and token[0].isupper())
                 stems = content_stems(token)
