@@ -21,6 +21,7 @@ RECORDED_WITH = "memtrace run WS --system all --dataset locomo:../shared/data/lo
 DEV_SETS = (
     ("r7-dev.json", "dev_cases.json", "labels_dev.json"),
     ("r8-dev2.json", "dev2_cases.json", "labels_dev2.json"),
+    ("r9-dev3.json", "dev3_cases.json", "labels_dev3.json"),
 )
 
 
