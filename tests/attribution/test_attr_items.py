@@ -164,48 +164,6 @@ def test_a_gold_name_the_conversation_says_is_no_annotation_error(
         assert result.error_type != "AnnotationError", result.explanation
 
 
-def _studio_run(workspace: Path, retrieved: list[str]) -> str:
-    """An answer inferred from two turns ("six months" from a job lost in January and a studio opened
-    in June); the search returns the memories named."""
-    with mt.run(workspace, name="studio", system="mem0") as run:
-        with mt.op("load", category="construction") as op:
-            lost = op.output(
-                "D1:2",
-                "Jon: Lost my job as a banker yesterday. [said on 20 January 2023]",
-                category="message",
-            )
-            opens = op.output(
-                "D15:13",
-                "Jon: The official opening night of my dance studio is tomorrow!",
-                category="message",
-            )
-        texts = {
-            "mem-1": "Jon lost his job as a banker",
-            "mem-2": "The opening night of Jon's dance studio is tomorrow",
-        }
-        for (unit, text), message in zip(texts.items(), (lost, opens), strict=True):
-            with mt.op("extract_facts", category="extraction") as op:
-                op.use(message)
-                run.memory(unit).create({"memory": text}, by=op)
-        with mt.op("search", category="retrieval") as op:
-            found = op.output("retrieved", [texts[unit] for unit in retrieved], category="retrieved")
-        question = "How long did it take for Jon to open his studio?"
-        answer_wrongly(run, found, question, "six months", ["D1:2", "D15:13"], "a week")
-        return run.id
-
-
-def test_an_answer_inferred_from_two_turns_needs_both_in_the_context(tmp_path: Path) -> None:
-    run_id = _studio_run(tmp_path / "one", ["mem-1"])
-    result, ws = _attribute(tmp_path / "one", run_id)
-    with ws:
-        assert result.error_type == "RetrievalError", result.explanation
-        assert "'turn D15:13'" in result.explanation and "partial carrier" in result.explanation
-    run_id = _studio_run(tmp_path / "both", ["mem-1", "mem-2"])
-    result, ws = _attribute(tmp_path / "both", run_id)
-    with ws:
-        assert result.error_type == "ResponseError", result.explanation
-
-
 def test_an_explanation_quotes_a_memorys_text_not_its_json(tmp_path: Path) -> None:
     """Explanations read as sentences: the memory's own words, no braces, keys or literal backslash-n."""
     stored = {"id": "mem-1", "memory": "Diego adopted a dog named Pepper\\nlast spring", "hash": "x1"}

@@ -21,7 +21,7 @@ from ...vocabulary import ErrorType
 from ..evidence.anatomy import CaseAnatomy, case_anatomy
 from ..evidence.locate import dated_message, locate_evidence, run_speakers
 from ..evidence.losses import live_state
-from ..evidence.needs import ItemNeed, answer_needs
+from ..evidence.needs import answer_needs
 from ..evidence.support import (
     OverlapScorer,
     SupportScorer,
@@ -127,16 +127,6 @@ class FlowMethod:
         needs = answer_needs(graph, case, found.versions, anatomy.question_seq)
         if needs.unsupported is not None:
             return suspected_annotation_error(graph, case, self.name, needs, found.versions)
-        if needs.unstated:
-            # What no turn states outright is inferred from the annotated turns ("six months" from a
-            # job lost in January and a studio opened in June): each annotated turn no stated item
-            # rests on is a need too, and the first one lost decides.
-            covered = {v.id for need in needs.items for v in need.messages}
-            rest = [v for v in sorted(found.versions, key=lambda v: v.seq) if v.id not in covered]
-            if needs.items or len(rest) >= 2:
-                needs.items += [
-                    ItemNeed(f"turn {v.name}", None, frozenset(), (v,), "annotated") for v in rest
-                ]
         if len(needs.items) >= 2:  # a list answer: every item must reach the answer
             traced = [
                 (need, self._trace(graph, case, anatomy, list(need.messages), need.where, need.item))
