@@ -29,8 +29,8 @@ _RELATIVE = re.compile(
 )
 
 
-def _anchor(text: str) -> date | None:
-    """The day a text was said or stamped: its last '[said on ...]' / '[on ...]' stamp."""
+def stamp_day(text: str) -> date | None:
+    """The day a text was said or stamped: its last full-date '[said on ...]' / '[on ...]' stamp."""
     stamps = list(_STAMP.finditer(text))
     for stamp in reversed(stamps):
         spans = date_spans(stamp.group("date"))
@@ -44,15 +44,12 @@ def mentions_relative_date(text: str) -> bool:
     return _RELATIVE.search(text) is not None
 
 
-def stamp_day(text: str) -> date | None:
-    """The day a text was said or stamped (its last full-date stamp), or None."""
-    return _anchor(text)
-
-
 def resolved_dates(text: str, anchor: date | None = None) -> list[str]:
     """The dates the relative expressions of `text` name, said on `anchor` (else on its own stamp)."""
-    day = anchor or _anchor(text)
-    if day is None or not _RELATIVE.search(text):
+    if not _RELATIVE.search(text):
+        return []
+    day = anchor or stamp_day(text)
+    if day is None:
         return []
     return [r for r in (_resolved(match, day) for match in _RELATIVE.finditer(text)) if r]
 
@@ -61,7 +58,9 @@ def with_resolved_dates(text: str, anchor: date | None = None) -> str:
     """`text` with the date each relative expression names written after it, its stamp kept (flow's
     reading: "Last Sunday (11 June 2023) was awesome [said on 13 June 2023]"), so the date stays in
     the sentence that says what happened on it."""
-    day = anchor or _anchor(text)
+    if not _RELATIVE.search(text):  # most texts: no stamp to parse
+        return text
+    day = anchor or stamp_day(text)
     if day is None:
         return text
 

@@ -101,7 +101,10 @@ def _dated_lines(text: str) -> list[str]:
     if not mentions_relative_date(text):
         return lines
     day = stamp_day(text)
-    return [with_resolved_dates(line, stamp_day(line) or day) for line in lines]
+    return [
+        with_resolved_dates(line, stamp_day(line) or day) if mentions_relative_date(line) else line
+        for line in lines
+    ]
 
 
 def value_parts(value: Any) -> list[tuple[Any, str]]:
