@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ..adapters.mem0ai import found_memories
 from ..adapters.mem0ai.tracer import Mem0Tracer, trace
 from ..datasets import Question, Session
 from ..errors import MemtraceError
@@ -196,8 +197,7 @@ class Mem0AISystem(MemorySystem):
             )
             scope = {"user_id": self.user}
             result = self.memory.search(question.question, filters=scope, top_k=self.config.top_k, **extra)
-        items = result.get("results", []) if isinstance(result, dict) else result or []
-        memories = [m for m in items if isinstance(m, dict)]
+        memories = found_memories(result)
         found = self.tracer.last_search()
         if found is not None and found.memories != memories:
             found = None  # an earlier search's record: this one was muted (answered ahead)

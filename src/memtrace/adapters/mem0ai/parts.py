@@ -154,6 +154,12 @@ def decision_events(text: str | None, aliases: dict[str, str]) -> tuple[list[dic
     return events, skipped
 
 
+def found_memories(result: Any) -> list[dict[str, Any]]:
+    """The memories a `search()` or `get_all()` returned: 1.0.x's {"results": [...]} or a bare list."""
+    items = result.get("results", []) if isinstance(result, dict) else result or []
+    return [m for m in items if isinstance(m, dict)]
+
+
 def short(text: str, width: int = 80) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= width else text[: width - 1] + "…"

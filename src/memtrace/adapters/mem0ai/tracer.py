@@ -52,6 +52,7 @@ from .parts import (
     Pipeline,
     check_traceable,
     embedder_in_process,
+    found_memories,
     mem0_version,
     message_texts,
     pipeline_for,
@@ -74,8 +75,8 @@ __all__ = ["Mem0Tracer", "SearchRecord", "trace", "untrace"]
 _ATTRIBUTE = "_memtrace_tracer"
 
 
-#: The public calls whose inner step mem0 (1.0.x) runs in a thread pool of its own, by hand-off kind.
-_THREAD_HOPS = {"add": "add", "search": "search"}
+#: The public calls whose inner step mem0 (1.0.x) runs in a thread pool of its own (their hand-off kind).
+_THREAD_HOPS = frozenset({"add", "search"})
 
 
 def trace(memory: Any, *, pipeline: Pipeline | None = None, remote_store: bool | None = None) -> Mem0Tracer:
@@ -198,7 +199,7 @@ class Mem0Tracer(StepsMixin, AsyncWrappers, WritesMixin):
 
             setattr(owner, name, call_async)
         else:
-            hop = _THREAD_HOPS.get(name)
+            hop = name if name in _THREAD_HOPS else None
 
             @functools.wraps(original)
             def call(*args: Any, **kwargs: Any) -> Any:
@@ -386,8 +387,7 @@ class Mem0Tracer(StepsMixin, AsyncWrappers, WritesMixin):
             return result
 
     def _record_found(self, op: OpScope, query_var: str | None, result: Any) -> None:
-        items = result.get("results", []) if isinstance(result, dict) else result or []
-        memories = [m for m in items if isinstance(m, dict)]
+        memories = found_memories(result)
         for memory in memories:
             self._read_unit(op, str(memory.get("id")))
         op.set(ranking=[[str(m.get("id")), round(float(m.get("score") or 0.0), 4)] for m in memories])
