@@ -153,6 +153,25 @@ def _naming_run(workspace: Path, said: str, question: str, gold: str) -> str:
             "When did Nate win?",
             "the week before 21Janury, 2022",
         ),
+        # a number's unit is no name ("5K" names no "K")
+        (
+            "Maria: Last weekend I ran a 5K charity run.",
+            "What did Maria do last weekend?",
+            "a 5K charity run",
+        ),
+        # a long list whose items are said but for one title (shown only in an image): the said items
+        # are what the answer needs
+        (
+            "Nate: Get a pet, watch The Lord of the Rings, and bake with coconut oil!",
+            "What has Nate recommended?",
+            'A pet, "The Lord of the Rings" movies, coconut oil, "Project Hail Mary" book',
+        ),
+        # a quoted title is one item: its "and" splits no list
+        (
+            "Joanna: Get a cork board for memories, and a comfy couch!",
+            "What has Joanna recommended?",
+            '"A Court of Thorns and Roses" book, a cork board, a comfy couch',
+        ),
     ],
 )
 def test_a_gold_name_the_conversation_says_is_no_annotation_error(
@@ -162,6 +181,19 @@ def test_a_gold_name_the_conversation_says_is_no_annotation_error(
     result, ws = _attribute(tmp_path, run_id)
     with ws:
         assert result.error_type != "AnnotationError", result.explanation
+
+
+def test_a_list_mostly_named_nowhere_is_still_a_suspected_annotation_error(tmp_path: Path) -> None:
+    """Two titles of three named nowhere (only images show them): the list is not mostly stated."""
+    run_id = _naming_run(
+        tmp_path,
+        "Joanna: You should watch a romantic drama about memory and sort your photos!",
+        "What has Joanna recommended?",
+        '"Eternal Sunshine of the Spotless Mind" movie, "Little Women" movie, sorting photos',
+    )
+    result, ws = _attribute(tmp_path, run_id)
+    with ws:
+        assert result.error_type == "AnnotationError", result.explanation
 
 
 def test_an_explanation_quotes_a_memorys_text_not_its_json(tmp_path: Path) -> None:
