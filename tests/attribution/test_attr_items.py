@@ -305,3 +305,90 @@ def test_a_question_about_a_wish_is_answered_by_the_plan(tmp_path: Path) -> None
         assert result.error_type == "ExtractionError", result.explanation
         extraction = ws.graph(run.id).op(result.op_id)
         assert any(v.name == "D2:3" for v in ws.graph(run.id).inputs(extraction.id)), result.explanation
+
+
+def test_a_count_is_carried_only_by_a_part_with_its_number(tmp_path: Path) -> None:
+    """'Max is 8 years old' shares 'years old' with Luna's 'she is 5 years old': it carries Max's item,
+    never Luna's, and the search that left Luna's memory out is blamed."""
+    max_said, luna_said = "Max is already old, he is 8 years old.", "She is younger, she is 5 years old."
+    with mt.run(tmp_path, name="counts", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            turns = [
+                op.output("D22:27", f"Deborah: {max_said}", category="message"),
+                op.output("D22:29", f"Deborah: {luna_said}", category="message"),
+            ]
+        for unit, text, turn in (("mem-1", max_said, turns[0]), ("mem-2", luna_said, turns[1])):
+            with mt.op("extract_facts", category="extraction") as op:
+                op.use(turn)
+                run.memory(unit).create({"memory": text}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            found = op.output("retrieved", [max_said], category="retrieved")
+        answer_wrongly(
+            run,
+            found,
+            "How old are Deborah's cats?",
+            "Max is 8 years old and Luna is 5 years old",
+            ["D22:27", "D22:29"],
+            "last Sunday",
+        )
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "RetrievalError", result.explanation
+        assert "partial carrier" in result.explanation and "5 years" in result.explanation
+
+
+def test_a_fact_tagged_with_the_exchange_but_about_the_other_speaker_carries_nothing(tmp_path: Path) -> None:
+    """EverMemOS tags each fact with its whole exchange: 'Jolene's mother also passed away' carries the
+    tag of Deborah's line about her own mother, yet it is about Jolene."""
+    with mt.run(tmp_path, name="tagged-other", system="evermemos") as run:
+        with mt.op("load", category="construction") as op:
+            said = op.output(
+                "D1:5",
+                "Deborah: It was my mother's old house, she passed away a few years ago.",
+                category="message",
+            )
+            op.output("D1:6", "Jolene: So sorry. My mother also passed away last year.", category="message")
+        with mt.op("extract_memcell", category="extraction") as op:
+            op.use(said)
+            run.memory("fact-1").create("[D1:5,D1:6] Jolene's mother also passed away last year.", by=op)
+            run.memory("fact-2").create("[D1:5,D1:6] Deborah's mother passed away a few years ago.", by=op)
+        with mt.op("retrieve", category="retrieval") as op:
+            found = op.output(
+                "retrieved", ["[D1:5,D1:6] Jolene's mother also passed away last year."], category="retrieved"
+            )
+        answer_wrongly(
+            run, found, "When did Deborah's mother pass away?", "a few years before 2023", ["D1:5"], "2022"
+        )
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "RetrievalError", result.explanation
+        assert "fact-2" in result.explanation
+
+
+def test_a_turn_saying_next_month_states_the_month_it_names(tmp_path: Path) -> None:
+    """'Let's do it next month' said on 8 July 2023 states the gold 'August': its live memory, missed
+    by the search, is the loss, not a later turn that happens to say 'August' about someone else."""
+    plan = "Let's do it next month when the weather is more pleasant."
+    with mt.run(tmp_path, name="next-month", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            turn = op.output("D11:7", f"Andrew: {plan}", category="message")
+            op.output("D11:date", "8 July 2023", category="session_date")
+        with mt.op("load", category="construction") as op:
+            later = op.output(
+                "D16:2", "Audrey: August's been eventful, I learned to knit!", category="message"
+            )
+            op.output("D16:date", "19 August 2023", category="session_date")
+        memories = (f"{plan} [said on 8 July 2023]", "Audrey learned to knit [said on 19 August 2023]")
+        for unit, text, message in zip(("mem-1", "mem-2"), memories, (turn, later), strict=True):
+            with mt.op("extract_facts", category="extraction") as op:
+                op.use(message)
+                run.memory(unit).create({"memory": text}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            found = op.output("retrieved", ["Andrew hiked in October"], category="retrieved")
+        answer_wrongly(
+            run, found, "When is Andrew going to go hiking with Audrey?", "August", ["D11:7"], "October"
+        )
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "RetrievalError", result.explanation
+        assert "mem-1" in result.explanation

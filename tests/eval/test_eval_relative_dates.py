@@ -30,3 +30,10 @@ def test_this_month_is_the_month_it_was_said_in() -> None:
         "I lost my job at Door Dash this month (January 2023). [said on 20 January 2023]"
     )
     assert "(2023)" in with_resolved_dates("This year was hard. [said on 20 January 2023]")
+
+
+def test_next_month_and_next_year_are_the_ones_after_the_day_it_was_said() -> None:
+    said = "Let's hike next month when it's cooler. [said on 8 July 2023]"
+    assert "next month (August 2023)" in with_resolved_dates(said)
+    assert "(January 2024)" in with_resolved_dates("See you next month [said on 8 December 2023]")
+    assert "(2024)" in with_resolved_dates("We move next year [said on 8 December 2023]")

@@ -22,7 +22,7 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _RELATIVE = re.compile(
     r"\b(?P<yesterday>yesterday)\b|\b(?P<today>today|tonight|this morning)\b"
     r"|\blast (?P<unit>week|weekend|month|year)\b|\blast (?P<weekday>" + "|".join(_WEEKDAYS) + r")\b"
-    r"|\bthis (?P<current>week|month|year)\b"
+    r"|\bthis (?P<current>week|month|year)\b|\bnext (?P<next>month|year)\b"
     r"|\b(?P<n>\d+|a|an|one|two|three|four|five|six|a few) (?P<ago>days?|weeks?|months?|years?) ago\b"
     r"|\bthe (?P<day>[1-3]?\d)(?:st|nd|rd|th)\b(?! of)",
     re.IGNORECASE,
@@ -99,6 +99,11 @@ def _resolved(match: re.Match[str], day: date) -> str:
         if unit == "year":
             return str(day.year)
         return f"the week of {said}" if unit == "week" else f"{day:%B} {day.year}"
+    if match.group("next"):  # "next month" said on 8 July 2023 is August 2023
+        if match.group("next").lower() == "year":
+            return str(day.year + 1)
+        month, year = (1, day.year + 1) if day.month == 12 else (day.month + 1, day.year)
+        return f"{date(year, month, 1):%B} {year}"
     if match.group("weekday"):  # "last Sunday": the latest Sunday before the day it was said
         back = (day.weekday() - _WEEKDAYS.index(match.group("weekday").lower())) % 7 or 7
         return format_date(day - timedelta(days=back))

@@ -15,11 +15,20 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ...eval.relative_dates import mentions_relative_date, with_resolved_dates
 from ...eval.strict import strip_dates
 from ...graph import Case, GraphQueries, VariableVersion
 from ...text import porter_stem, tokenize
-from .locate import message_text, message_versions, run_speakers
-from .words import STAMP, answer_item_texts, asks_about_plan, content_stems, plan_aware_stems, unplanned
+from .locate import message_text, message_versions, run_speakers, said_when
+from .words import (
+    STAMP,
+    answer_item_texts,
+    asks_about_plan,
+    content_stems,
+    numbers_in,
+    plan_aware_stems,
+    unplanned,
+)
 
 _DIALOGUE_ID = re.compile(r"^(?P<session>D\d+):\d+$")
 _NUMBER_WORDS = frozenset(
@@ -97,9 +106,18 @@ def _turn_words(graph: GraphQueries) -> list[tuple[VariableVersion, frozenset[st
     def build() -> list[tuple[VariableVersion, frozenset[str]]]:
         turns = message_versions(graph)
         values = graph.values(turns)
-        return [(v, plan_aware_stems(STAMP.sub("", message_text(values[v.id])))) for v in turns]
+        return [(v, plan_aware_stems(STAMP.sub("", _dated(graph, v, values[v.id])))) for v in turns]
 
     return graph.derived("turn-words", build)
+
+
+def _dated(graph: GraphQueries, version: VariableVersion, value: object) -> str:
+    """A turn's text with the date each relative expression names ("next month (August 2023)")."""
+    text = message_text(value)
+    if not mentions_relative_date(text):
+        return text
+    when = said_when(graph, version)
+    return with_resolved_dates(f"{text} [said on {when}]") if when else text
 
 
 def _speakers(graph: GraphQueries) -> dict[str, str]:
@@ -230,8 +248,9 @@ def _stating(
             break
     if not found and len(words) >= 3:  # a paraphrase of a longer item, near the annotated turns
         least = max(2, (len(words) + 1) // 2)
+        counts = numbers_in(words)  # "Max is 8 years old" paraphrases no "Luna is 5 years old"
         for v, w in near:
-            if len(words & w) >= least:
+            if len(words & w) >= least and counts <= numbers_in(w):
                 found.setdefault(v.id, (v, "annotated" if v.id in annotated else "session"))
     if not found:
         return None

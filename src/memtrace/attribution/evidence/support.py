@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ...eval.relative_dates import mentions_relative_date, stamp_day, with_resolved_dates
+from ...eval.strict import strip_dates
 from ...graph.values import value_text
 from .fields import Reading, as_record, read_dict, text_lines
 from .statements import WHEN_WORDS, YEAR, Statement, date_only, statements_of, what_words
@@ -26,6 +27,7 @@ from .words import (
     asks_about_plan,
     content_stems,
     first_named,
+    numbers_in,
     plan_aware_stems,
     stated_items,
     states_answer,
@@ -192,10 +194,15 @@ class Target:
         statements = self.statements or [()] * count
         items = self.stated_items or [()] * count
         rows = []
+        counts = answer_counts(self.gold)
         for key, label, stating, items_stated in zip(self.keys, labels, statements, items, strict=False):
             if not key:
                 continue
             stated = key & self.answer
+            carries = _carrying_rule(self, items_stated)
+            counted = counts & numbers_in(key)
+            if counted:  # "she is 5 years old" is not carried by "he is 8 years old"
+                carries = _counting(counted, carries)
             rows.append(
                 KeyRow(
                     key,
@@ -207,7 +214,7 @@ class Target:
                     # A date answer is on the '[said on ...]' stamp every line of that day repeats:
                     # with the question's words that proves nothing; the part must say what happened.
                     date_only(stated),
-                    _carrying_rule(self, items_stated),
+                    carries,
                     any(statement.hedged for statement in stating),
                 )
             )
@@ -361,6 +368,8 @@ class OverlapScorer:
         tagged, untagged = parts_by_source(parts)
         for row in target.key_rows:
             for words in tagged.get(row.marker, ()) if row.marker else ():
+                if target.about_others(words) and _exchange_tagged(words):
+                    continue  # a fact drawn from a whole exchange, about the other speaker
                 if row.hedged:  # the evidence was a plan: a part planning it carries it
                     words = unplanned(words)
                 if row.carries is not None and not row.carries(words):
@@ -383,6 +392,13 @@ class OverlapScorer:
         return self.score(target, value) >= self.threshold
 
 
+def _exchange_tagged(words: frozenset[str]) -> bool:
+    """A part tagged with several messages (a fact EverMemOS drew from an exchange): its tag does not
+    say which line it restates, so whom it is about is read from its words. A line tagged with its own
+    one message is that message, whoever said it."""
+    return sum(w.startswith("@") for w in words) > 1
+
+
 def _carrying_rule(
     target: Target, items_stated: tuple[frozenset[str], ...]
 ) -> Callable[[frozenset[str]], bool] | None:
@@ -400,6 +416,19 @@ def _carrying_rule(
         return None
     unstated = target.unstated_words
     return lambda words: any(item & words for item in unstated)
+
+
+def answer_counts(gold: Iterable[str]) -> frozenset[str]:
+    """The numbers a gold answer counts with ("8 years old", "two dogs"), not those of its dates."""
+    return frozenset().union(*(numbers_in(content_stems(strip_dates(g))) for g in gold))
+
+
+def _counting(
+    counted: frozenset[str], carries: Callable[[frozenset[str]], bool] | None
+) -> Callable[[frozenset[str]], bool]:
+    """A carrying rule that also asks for the number the message states: a count is tied to its noun,
+    and a part with the same noun and another number is another fact."""
+    return lambda words: bool(counted & numbers_in(words)) and (carries is None or carries(words))
 
 
 def _untagged_score(

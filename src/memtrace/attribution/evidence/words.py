@@ -138,3 +138,17 @@ def stated_items(gold: Iterable[str], text: str) -> tuple[frozenset[str], ...]:
     carries the information without repeating the stamp."""
     words = content_stems(STAMP.sub("", text))
     return tuple(item for g in gold for item in answer_items(g) if item <= words)
+
+
+#: Number words as digits: "five" and "5" are one number.
+_DIGITS = {
+    word: str(value)
+    for value, word in enumerate(
+        re.findall(r"\w+", "zero one two three four five six seven eight nine ten eleven twelve")
+    )
+}
+
+
+def numbers_in(words: frozenset[str]) -> frozenset[str]:
+    """The numbers among content words, as digits ("five" and "5" are one number)."""
+    return frozenset(_DIGITS.get(w, w) for w in words if w.isdigit() or w in _DIGITS)
