@@ -392,3 +392,61 @@ def test_a_turn_saying_next_month_states_the_month_it_names(tmp_path: Path) -> N
     with ws:
         assert result.error_type == "RetrievalError", result.explanation
         assert "mem-1" in result.explanation
+
+
+def test_spoken_forms_state_the_words_they_stand_for(tmp_path: Path) -> None:
+    """'make 'em wanna come back' in the context states the gold 'want them to come back'."""
+    memory = "Just creating an experience that'll make 'em wanna come back."
+    with mt.run(tmp_path, name="spoken", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            turn = op.output(
+                "D3:8",
+                f"Gina: Making my spot inviting is key. I want 'em to feel at home. {memory}",
+                category="message",
+            )
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(turn)
+            run.memory("mem-1").create({"memory": memory}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            found = op.output("retrieved", [memory], category="retrieved")
+        answer_wrongly(
+            run,
+            found,
+            "What did Gina say about creating an experience for her customers?",
+            "want them to come back",
+            ["D3:8"],
+            "a welcoming spot",
+        )
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "ResponseError", result.explanation
+
+
+@pytest.mark.parametrize(
+    ("said", "suspected"),
+    [  # the other speaker of a question naming both, about themself: the gold is theirs
+        ("Deborah: Sorry, I remembered that I already have plans for this day.", True),
+        # "we" in a question naming both is about both of them
+        ("Deborah: It's okay, maybe we can try it together sometime!", False),
+    ],
+)
+def test_a_question_naming_both_speakers_asks_about_the_first(
+    tmp_path: Path, said: str, suspected: bool
+) -> None:
+    with mt.run(tmp_path, name="both-named", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            op.output("D26:14", "Jolene: Shall we meet on Friday?", category="message")
+            op.output("D26:15", said, category="message")
+        answer_wrongly(
+            run,
+            "nothing",
+            "Why did Jolene have to reschedule their meeting with Deborah?",
+            "Jolene already had plans",
+            ["D26:15"],
+            "no idea",
+        )
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert (result.error_type == "AnnotationError") is suspected, result.explanation
+        if suspected:
+            assert "asks about Jolene" in result.explanation

@@ -25,6 +25,7 @@ from .words import (
     answer_item_texts,
     asks_about_plan,
     content_stems,
+    first_named,
     numbers_in,
     plan_aware_stems,
     unplanned,
@@ -310,6 +311,7 @@ def _unsaid_name(item: str, known: frozenset[str]) -> str | None:
 
 
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|my|me|mine|we|our|us)\b", re.IGNORECASE)
+_PLURAL_FIRST_PERSON = re.compile(r"\b(?:we|we're|we've|our|us|ours)\b", re.IGNORECASE)
 _SECOND_PERSON = re.compile(r"\b(?:you|your|you're|you've|yours)\b", re.IGNORECASE)
 
 
@@ -320,9 +322,11 @@ def _about_another_person(graph: GraphQueries, case: Case, annotated: list[Varia
     speakers = {name for name in run_speakers(graph) if name}
     asked = content_stems(case.question)
     named = {name for name in speakers if content_stems(name) & asked}
-    if len(named) != 1 or not annotated:
+    # Naming both, the question asks about the one it names first ("Why did Jolene reschedule their
+    # meeting with Deborah?" asks about Jolene).
+    subject = first_named(case.question, named) if len(named) > 1 else next(iter(named), None)
+    if subject is None or not annotated:
         return None
-    (subject,) = named
     values = graph.values(annotated)
     texts = [message_text(values[v.id]) for v in annotated]
     others = set()
@@ -333,6 +337,8 @@ def _about_another_person(graph: GraphQueries, case: Case, annotated: list[Varia
         if content_stems(subject) & content_stems(body) or _SECOND_PERSON.search(body):
             return None
         if not _FIRST_PERSON.search(body):
+            return None
+        if len(named) > 1 and _PLURAL_FIRST_PERSON.search(body):  # "we can try it together": both
             return None
         others.add(speaker)
     names = ", ".join(v.name for v in annotated)

@@ -11,16 +11,15 @@ import re
 from collections.abc import Iterable
 
 from ...eval.strict import date_spans, strip_dates
-from ...text import porter_stem, sentences, tokenize
+from ...text import ENGLISH_STOPWORDS, porter_stem, sentences, tokenize
 
 _GENERIC = {"said", "say", "says", "told", "just", "really", "yeah", "oh", "also", "like", "got", "get"}
 
 
 @functools.lru_cache(maxsize=262_144)
 def content_stems(text: str) -> frozenset[str]:
-    return frozenset(
-        porter_stem(_IRREGULAR.get(t, t)) for t in tokenize(text, stopwords=True) if t not in _GENERIC
-    )
+    words = (_IRREGULAR.get(t, t) for t in tokenize(text, stopwords=True) if t not in _GENERIC)
+    return frozenset(porter_stem(w) for w in words if w not in ENGLISH_STOPWORDS)
 
 
 #: Irregular past forms Porter's stemmer leaves apart from their verb: "losing Jon's job" states
@@ -36,7 +35,9 @@ _IRREGULAR_PAIRS = (
     " sang:sing sung:sing became:become fell:fall fallen:fall broke:break broken:break paid:pay"
     " heard:hear led:lead fought:fight threw:throw thrown:throw wore:wear worn:wear"
 )
-_IRREGULAR = dict(pair.split(":", 1) for pair in _IRREGULAR_PAIRS.split())
+#: Spoken forms the conversations write ("make 'em wanna come back" says "make them want to").
+_SPOKEN_PAIRS = "wanna:want em:them"
+_IRREGULAR = dict(pair.split(":", 1) for pair in f"{_IRREGULAR_PAIRS} {_SPOKEN_PAIRS}".split())
 
 
 #: A plan or a hedge ("might move there", "thinking about kayaking") states no done fact. Its words
