@@ -15,11 +15,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ...eval.relative_dates import mentions_relative_date, with_resolved_dates
 from ...eval.strict import strip_dates
 from ...graph import Case, GraphQueries, VariableVersion
 from ...text import porter_stem, tokenize
-from .locate import message_text, message_versions, run_speakers, said_when
+from .locate import message_text, message_versions, run_speakers
 from .words import (
     STAMP,
     answer_item_texts,
@@ -107,18 +106,9 @@ def _turn_words(graph: GraphQueries) -> list[tuple[VariableVersion, frozenset[st
     def build() -> list[tuple[VariableVersion, frozenset[str]]]:
         turns = message_versions(graph)
         values = graph.values(turns)
-        return [(v, plan_aware_stems(STAMP.sub("", _dated(graph, v, values[v.id])))) for v in turns]
+        return [(v, plan_aware_stems(STAMP.sub("", message_text(values[v.id])))) for v in turns]
 
     return graph.derived("turn-words", build)
-
-
-def _dated(graph: GraphQueries, version: VariableVersion, value: object) -> str:
-    """A turn's text with the date each relative expression names ("next month (August 2023)")."""
-    text = message_text(value)
-    if not mentions_relative_date(text):
-        return text
-    when = said_when(graph, version)
-    return with_resolved_dates(f"{text} [said on {when}]") if when else text
 
 
 def _speakers(graph: GraphQueries) -> dict[str, str]:

@@ -183,7 +183,11 @@ class Target:
     others: frozenset[str] = frozenset()
 
     def about_others(self, words: frozenset[str]) -> bool:
-        return bool(self.asked_about) and bool(words & self.others) and not words & self.asked_about
+        """Whether a part names only people other than the one asked about; never when the answer is
+        one of them ("Who invited Nate?" is answered by a line about Joanna)."""
+        if not self.asked_about or self.answer & self.others:
+            return False
+        return bool(words & self.others) and not words & self.asked_about
 
     @functools.cached_property
     def key_rows(self) -> tuple[KeyRow, ...]:
