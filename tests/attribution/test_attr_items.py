@@ -446,3 +446,36 @@ def test_a_question_naming_both_speakers_asks_about_the_first(
         assert (result.error_type == "AnnotationError") is suspected, result.explanation
         if suspected:
             assert "asks about Jolene" in result.explanation
+
+
+def test_facts_of_one_exchange_in_the_context_carry_an_item_together(tmp_path: Path) -> None:
+    """mem0 split one turn into 'teaming up with schools to do workshops' and 'invite engineers as
+    guest speakers': neither holds 'guest speakers for workshops' alone, both in the context do."""
+    turn = (
+        "Jolene: I'm thinking of teaming up with local schools to do workshops. We could even invite"
+        " engineers as guest speakers to show kids their career options."
+    )
+    facts = [
+        "[D5:9,D5:10] Jolene is thinking of teaming up with local schools to do workshops.",
+        "[D5:9,D5:10] We could even invite engineers as guest speakers to show kids their career options.",
+    ]
+    with mt.run(tmp_path, name="split-facts", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            message = op.output("D5:9", turn, category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(message)
+            for number, fact in enumerate(facts, 1):
+                run.memory(f"mem-{number}").create({"memory": fact.split("] ", 1)[1]}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            found = op.output("retrieved", [*facts, "[D2:1,D2:2] Jolene likes snakes."], category="retrieved")
+        answer_wrongly(
+            run,
+            found,
+            "How does Jolene plan to involve local engineers in teaching STEM?",
+            "As guest speakers for workshops",
+            ["D5:9"],
+            "Not mentioned in the conversation",
+        )
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "ResponseError", result.explanation

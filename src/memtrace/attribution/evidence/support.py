@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -78,10 +78,31 @@ def value_words(value: Any) -> tuple[frozenset[str], ...]:
     if isinstance(value, str):
         return _text_words(value) if len(value) <= _CACHED_TEXT else _text_words.__wrapped__(value)
     if isinstance(value, (list, tuple)):
-        return tuple(part for item in value for part in value_words(item))
+        joined = tuple(_line_words(text) for text in exchange_joins(value))
+        return tuple(part for item in value for part in value_words(item)) + joined
     if isinstance(value, dict):
         return _reading_words(read_dict(value)) if value else ()
     return (content_stems(value_text(value)),)
+
+
+#: An exchange of at most this many messages: mem0 extracts the facts of one pair of turns.
+_EXCHANGE_IDS = 2
+
+
+def exchange_joins(items: Sequence[Any]) -> list[str]:
+    """Facts a list holds from one exchange, joined into one part per exchange: mem0 splits "teaming
+    up with schools to do workshops" and "invite engineers as guest speakers" out of one turn, and
+    together they say what that turn said ("guest speakers for workshops"). Only short exchanges (a
+    pair of turns) join; a fact tagged with a whole session says no more joined to its neighbours."""
+    groups: dict[str, list[str]] = {}
+    for item in items:
+        if not isinstance(item, str) or "\n" in item:
+            continue
+        match = _TAG.match(item)
+        if match is None or match.group(1).count(",") >= _EXCHANGE_IDS:
+            continue
+        groups.setdefault(match.group(0), []).append(item[match.end() :])
+    return [tag + " / ".join(bodies) for tag, bodies in groups.items() if len(bodies) > 1]
 
 
 #: Texts up to this long have their parts cached (a long-context window's lines recur per version).
@@ -118,7 +139,8 @@ def value_parts(value: Any) -> list[tuple[Any, str]]:
             return value_parts(record)
         return list(zip(_dated_lines(value), text_lines(value), strict=True))
     if isinstance(value, (list, tuple)):
-        return [part for item in value for part in value_parts(item)]
+        joined = [(text, text) for text in exchange_joins(value)]
+        return [part for item in value for part in value_parts(item)] + joined
     if isinstance(value, dict):
         return [(value, read_dict(value).stamped())]
     return [(value, value_text(value))]

@@ -31,7 +31,7 @@ from ..evidence.support import (
     value_words,
 )
 from ..model import Attribution, Cost, PathRole, PathStep, undetermined
-from .flow_elsewhere import held_in_context, stated_elsewhere
+from .flow_elsewhere import held_in_context, held_jointly_in_context, stated_elsewhere
 from .flow_items import combine_items, elsewhere_note, suspected_annotation_error
 from .flow_losses import extraction_error, loss_error, quote, shown
 
@@ -204,6 +204,11 @@ class FlowMethod:
                     )
                 return self._question_time_error(graph, case, anatomy, held, version, 1.0, path)
         if not carrying:
+            jointly = held_jointly_in_context(
+                graph, case, anatomy, target, item or ", ".join(case.gold), self.scorer, path, self.name
+            )
+            if jointly is not None:
+                return jointly
             return extraction_error(graph, case, evidence, target, question_seq, path, self.scorer, self.name)
         live_carrying = [v for v in live.values() if v.id in carrying]
         first = min((graph.var(i) for i in carrying), key=lambda v: v.seq)

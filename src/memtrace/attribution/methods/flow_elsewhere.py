@@ -17,7 +17,7 @@ from ...vocabulary import ErrorType
 from ..evidence.anatomy import CaseAnatomy
 from ..evidence.needs import copy_states, phrase_of
 from ..evidence.statements import WHEN_WORDS
-from ..evidence.support import value_parts
+from ..evidence.support import SupportScorer, Target, carrying_part, exchange_joins, value_parts
 from ..evidence.words import answer_item_texts, asks_about_plan, content_stems, first_named, plan_aware_stems
 from ..model import Attribution, PathRole, PathStep
 from .flow_losses import quote
@@ -105,3 +105,28 @@ def held_in_context(
     return Attribution(
         graph.run.id, case.id, answer_op.id, ErrorType.RESPONSE, 0.7, explanation, method, path
     )
+
+
+def held_jointly_in_context(
+    graph: GraphQueries,
+    case: Case,
+    anatomy: CaseAnatomy,
+    target: Target,
+    item: str,
+    scorer: SupportScorer,
+    path: list[PathStep],
+    method: str,
+) -> Attribution | None:
+    """No memory unit holds it alone, but facts of one exchange in the answer's context do together
+    (mem0 split "workshops with local schools" and "engineers as guest speakers" out of one turn):
+    nothing was lost before the answer step. None when no such facts carry it."""
+    if anatomy.answer_op is None:
+        return None
+    values = graph.values(anatomy.context_vars)
+    for version in anatomy.context_vars:
+        value = values[version.id]
+        joins = exchange_joins(value) if isinstance(value, list) else []
+        held = carrying_part(target, [(version.id, text) for text in joins], scorer)
+        if held is not None:
+            return held_in_context(graph, case, anatomy, item, version, held.text, path, method)
+    return None
