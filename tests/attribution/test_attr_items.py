@@ -479,3 +479,17 @@ def test_facts_of_one_exchange_in_the_context_carry_an_item_together(tmp_path: P
     result, ws = _attribute(tmp_path, run.id)
     with ws:
         assert result.error_type == "ResponseError", result.explanation
+
+
+def test_a_done_clause_before_a_plan_in_one_sentence_is_said_as_done() -> None:
+    """'Lost my job yesterday, so I'm gonna start a business' states the loss as done; only the plan
+    after ', so' is a plan (before, the whole sentence was, and the other speaker's 'I also lost my
+    job' was traced instead)."""
+    from memtrace.attribution.evidence.words import plan_aware_stems
+
+    words = plan_aware_stems(
+        "Lost my job as a banker yesterday, so I'm gonna take a shot at my own business."
+    )
+    assert {"lose", "job", "banker"} <= words
+    assert "~busi" in words and "busi" not in words
+    assert "move" not in plan_aware_stems("I might move there this summer.")

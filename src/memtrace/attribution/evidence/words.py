@@ -62,17 +62,23 @@ def asks_about_plan(question: str) -> bool:
     return bool(HEDGE.search(question) or FUTURE.search(question))
 
 
+#: Where a sentence joins two statements: "Lost my job yesterday, so I'm gonna start a business"
+#: states the loss as done; the plan is the second clause's.
+_CLAUSE = re.compile(r",\s*(?:so|but|and then)\s+|;\s*", re.IGNORECASE)
+
+
 @functools.lru_cache(maxsize=262_144)
 def plan_aware_stems(text: str) -> frozenset[str]:
-    """Content words of a text, those said only in a planning or hedging sentence marked `~word`. A
+    """Content words of a text, those said only in a planning or hedging clause marked `~word`. A
     line ends a sentence: a memory appending "Maybe she will get another one" on a new line hedges
-    that line, not the caption ending the line before."""
+    that line, not the caption ending the line before; ", so" and ", but" end a clause."""
     if not HEDGE.search(text):
         return content_stems(text)
     done: set[str] = set()
     planned: set[str] = set()
-    for sentence in [s for line in text.splitlines() for s in sentences(line)] or [text]:
-        (planned if HEDGE.search(sentence) else done).update(content_stems(sentence))
+    clauses = [c for line in text.splitlines() for s in sentences(line) for c in _CLAUSE.split(s)]
+    for clause in clauses or [text]:
+        (planned if HEDGE.search(clause) else done).update(content_stems(clause))
     return frozenset(done | {PLANNED + w for w in planned - done})
 
 
