@@ -23,6 +23,7 @@ DEV_SETS = (
     ("r8-dev2.json", "dev2_cases.json", "labels_dev2.json"),
     ("r9-dev3.json", "dev3_cases.json", "labels_dev3.json"),
     ("r10-dev4.json", "dev4_cases.json", "labels_dev4.json"),
+    ("r11-dev5.json", "dev5_cases.json", "labels_dev5.json"),
 )
 
 
