@@ -490,3 +490,44 @@ def test_a_done_clause_before_a_plan_in_one_sentence_is_said_as_done() -> None:
     assert {"lose", "job", "banker"} <= words
     assert "~busi" in words and "busi" not in words
     assert "move" not in plan_aware_stems("I might move there this summer.")
+
+
+def test_an_item_no_turn_states_leaves_the_stated_items_to_trace(tmp_path: Path) -> None:
+    """ "gives seminars" is said as "doing seminars": no turn states it word for word. The window still
+    holds that line, but the mentoring line is gone: the answer lacked an item, and the trim that
+    dropped it is to blame, not the answer step."""
+    lines = [
+        ("D14:3", "Kai: I'm now mentoring the younger players on my team."),
+        ("D14:4", "Iris: That's generous of you."),
+        ("D26:1", "Kai: My week's been busy - I started doing seminars for new coaches."),
+        ("D26:2", "Iris: Sounds rewarding!"),
+    ]
+    with mt.run(tmp_path, name="window", system="long_context") as run:
+        window = run.memory("window")
+        kept: list[str] = []
+        for message_id, text in lines:
+            with mt.op("load", category="construction") as op:
+                message = op.output(message_id, text, category="message")
+            with mt.op("memory_update", category="update") as op:
+                op.use(message)
+                kept = [*kept, f"[{message_id}] {text}"]
+                (window.update if window.exists else window.create)(kept, by=op)
+        with mt.op("trim_memory", category="update") as op:
+            kept = kept[2:]
+            window.update(kept, by=op)
+            trim = op.id
+        case = run.case(
+            "What does Kai do to share his knowledge?",
+            gold="gives seminars, mentors younger players",
+            evidence=["D14:3", "D26:1"],
+        )
+        with mt.op("answer", category="response") as op:
+            op.input("context", kept, category="context")
+            prediction = op.output("prediction", "he is busy", category="prediction")
+        case.predict("he is busy", var=prediction)
+        case.judge(False)
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "UpdateError", result.explanation
+        assert result.op_id == trim, result.explanation
+        assert "No turn states 'gives seminars'" in result.explanation

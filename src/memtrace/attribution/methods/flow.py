@@ -127,12 +127,14 @@ class FlowMethod:
         needs = answer_needs(graph, case, found.versions, anatomy.question_seq)
         if needs.unsupported is not None:
             return suspected_annotation_error(graph, case, self.name, needs, found.versions)
-        if len(needs.items) >= 2:  # a list answer: every item must reach the answer
+        # A list answer: every item must reach the answer. An item no turn states is no reason to
+        # trace the whole answer as one: the stated items are what it needs from memory.
+        if len(needs.items) >= 2 or (needs.items and needs.unstated):
             traced = [
                 (need, self._trace(graph, case, anatomy, list(need.messages), need.where, need.item))
                 for need in needs.items
             ]
-            return combine_items(graph, case, anatomy, traced, self.name)
+            return combine_items(graph, case, anatomy, traced, self.name, needs.unstated)
         if needs.items and needs.items[0].where != "annotated":  # the annotated turns do not state it
             need = needs.items[0]
             result = self._trace(graph, case, anatomy, list(need.messages), need.where)

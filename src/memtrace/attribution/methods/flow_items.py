@@ -56,9 +56,27 @@ def combine_items(
     anatomy: CaseAnatomy,
     traced: list[tuple[ItemNeed, Attribution]],
     method: str,
+    unstated: Sequence[str] = (),
 ) -> Attribution:
     """One decision from the items' traces: every item in the context is a ResponseError; else the
-    earliest operation that lost a missing item, with the items held and missing named."""
+    earliest operation that lost a missing item, with the items held and missing named. `unstated`
+    items no turn states as worded are named, not traced."""
+    decided = _combine(graph, case, anatomy, traced, method)
+    if unstated:
+        names = ", ".join(quote(item, 40) for item in unstated)
+        decided.explanation = (
+            f"No turn states {names} as worded; the items turns state were traced. {decided.explanation}"
+        )
+    return decided
+
+
+def _combine(
+    graph: GraphQueries,
+    case: Case,
+    anatomy: CaseAnatomy,
+    traced: list[tuple[ItemNeed, Attribution]],
+    method: str,
+) -> Attribution:
     held = [(need, a) for need, a in traced if a.error_type == ErrorType.RESPONSE]
     lost = [(need, a) for need, a in traced if a.determined and a.error_type != ErrorType.RESPONSE]
     open_ = [(need, a) for need, a in traced if not a.determined]
@@ -76,6 +94,8 @@ def combine_items(
             f"The answer needs {len(traced)} {noun} ({items}); the context held only "
             f"{', '.join(quote(n.label, 40) for n, _ in held)}, a partial carrier, and missed {missing}."
         )
+    elif len(traced) == 1:
+        intro = f"The answer needs {items}; the context did not hold it."
     else:
         intro = f"The answer needs {len(traced)} {noun} ({items}); the context held none of them."
     later = [a for n, a in lost if a is not decisive]
