@@ -9,6 +9,7 @@ from memtrace.attribution.engine import attribute
 from memtrace.datasets import sample_conversation
 from memtrace.systems import run_conversation
 from memtrace.systems.registry import system_class
+from memtrace.trace.memory import MemoryUnit
 from memtrace.trace.recorder import Recorder
 
 
@@ -32,6 +33,21 @@ def answer_wrongly(
         prediction = op.output("prediction", said, category="prediction")
     case.predict(said, var=prediction)
     case.judge(False)
+
+
+def window_of(run: Recorder, lines: list[tuple[str, str]]) -> tuple[MemoryUnit, list[str]]:
+    """Long-context-like: each turn is recorded, then appended to one `window` unit as "[id] text".
+    Returns the unit and its lines, for the test's own trims."""
+    window = run.memory("window")
+    kept: list[str] = []
+    for message_id, text in lines:
+        with mt.op("load", category="construction") as op:
+            message = op.output(message_id, text, category="message")
+        with mt.op("memory_update", category="update") as op:
+            op.use(message)
+            kept = [*kept, f"[{message_id}] {text}"]
+            (window.update if window.exists else window.create)(kept, by=op)
+    return window, kept
 
 
 PEPPER = "Diego: We adopted a dog named Pepper last spring, she loves the park."

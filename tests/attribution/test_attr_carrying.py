@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from attrhelpers import window_of
+
 import memtrace as mt
 from memtrace.attribution import FlowMethod
 from memtrace.attribution.evidence.support import OverlapScorer, answer_items, carrying_part
@@ -68,15 +70,7 @@ def test_the_trim_that_dropped_the_line_stating_the_answer_is_blamed(tmp_path: P
         ("D2:25", "Deborah: Paris is lovely."),
     ]
     with mt.run(tmp_path, name="window") as run:
-        window = run.memory("window")
-        kept: list[str] = []
-        for message_id, text in lines:
-            with mt.op("load", category="construction") as op:
-                message = op.output(message_id, text, category="message")
-            with mt.op("memory_update", category="update") as op:
-                op.use(message)
-                kept = [*kept, f"[{message_id}] {text}"]
-                (window.update if window.exists else window.create)(kept, by=op)
+        window, kept = window_of(run, lines)
         for name in ("first_trim", "second_trim", "third_trim"):
             with mt.op(name, category="update") as op:
                 kept = kept[1:]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from attrhelpers import PEPPER, answer_wrongly, pets_run
+from attrhelpers import PEPPER, answer_wrongly, pets_run, window_of
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
@@ -75,15 +75,7 @@ def test_of_two_turns_trimmed_by_different_operations_the_earliest_trim_is_blame
         ("D3:1", "Lena: How was your weekend?"),
     ]
     with mt.run(tmp_path, name="window", system="long_context") as run:
-        window = run.memory("window")
-        kept: list[str] = []
-        for message_id, text in lines:
-            with mt.op("load", category="construction") as op:
-                message = op.output(message_id, text, category="message")
-            with mt.op("memory_update", category="update") as op:
-                op.use(message)
-                kept = [*kept, f"[{message_id}] {text}"]
-                (window.update if window.exists else window.create)(kept, by=op)
+        window, kept = window_of(run, lines)
         trims = []
         for _ in range(4):
             with mt.op("trim_memory", category="update") as op:
@@ -503,15 +495,7 @@ def test_an_item_no_turn_states_leaves_the_stated_items_to_trace(tmp_path: Path)
         ("D26:2", "Iris: Sounds rewarding!"),
     ]
     with mt.run(tmp_path, name="window", system="long_context") as run:
-        window = run.memory("window")
-        kept: list[str] = []
-        for message_id, text in lines:
-            with mt.op("load", category="construction") as op:
-                message = op.output(message_id, text, category="message")
-            with mt.op("memory_update", category="update") as op:
-                op.use(message)
-                kept = [*kept, f"[{message_id}] {text}"]
-                (window.update if window.exists else window.create)(kept, by=op)
+        window, kept = window_of(run, lines)
         with mt.op("trim_memory", category="update") as op:
             kept = kept[2:]
             window.update(kept, by=op)
