@@ -68,3 +68,25 @@ def test_flow_can_use_it_as_its_support_scorer(embedder: LocalSentenceEmbedder) 
     paraphrase = scorer.score(target, "Jon unwinds after work by going dancing at the studio.")
     unrelated = scorer.score(target, "Gina bought a new sewing machine for her clothing store.")
     assert paraphrase > unrelated + 0.2
+
+
+def test_a_damaged_optional_model_file_is_an_error_not_a_silent_default(
+    embedder: LocalSentenceEmbedder, tmp_path: Path
+) -> None:
+    """A modules.json that cannot be read would silently drop the model's normalisation step."""
+    model = packaged_model_dir()
+    for name in ("config.json", "tokenizer.json", "model.safetensors"):
+        (tmp_path / name).symlink_to(model / name)
+    (tmp_path / "modules.json").write_text("[{not json")
+    with pytest.raises(MemtraceError, match=r"modules\.json: not readable JSON") as caught:
+        LocalSentenceEmbedder(tmp_path)
+    assert "\n" not in str(caught.value)
+
+
+def test_damaged_weights_are_a_one_line_error_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text('{"num_attention_heads": 12, "num_hidden_layers": 6}')
+    (tmp_path / "tokenizer.json").write_text("{}")
+    (tmp_path / "model.safetensors").write_bytes(b"\x00\x01")
+    with pytest.raises(MemtraceError, match=r"model\.safetensors: unreadable weights") as caught:
+        LocalSentenceEmbedder(tmp_path)
+    assert "\n" not in str(caught.value)

@@ -51,25 +51,33 @@ class LocalSentenceEmbedder:
         if missing:
             raise LocalModelError(f"{folder}: not a sentence-transformers model folder, missing {missing[0]}")
         try:
+            from safetensors import SafetensorError
             from safetensors.numpy import load_file
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise LocalModelError(f"the local embedding model needs {exc.name}: {_INSTALL}") from None
+        config = _optional_json(folder, "config.json")
         try:
-            config = json.loads((folder / "config.json").read_text())
+            self._heads = int(config["num_attention_heads"])
+            self._layers = int(config["num_hidden_layers"])
+            self._eps = float(config.get("layer_norm_eps", 1e-12))
+            positions = int(config.get("max_position_embeddings", 512))
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:
+            raise LocalModelError(f"{folder / 'config.json'}: not a BERT config ({exc!r})") from None
+        self._normalize = _lists_normalize(folder)
+        self._max_tokens = _max_seq_length(folder, positions)
+        try:
             self._weights = {
                 k: v.astype(np.float32) for k, v in load_file(folder / "model.safetensors").items()
             }
+        except (OSError, SafetensorError) as exc:
+            raise LocalModelError(f"{folder / 'model.safetensors'}: unreadable weights: {exc}") from None
+        try:
             self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        except (OSError, ValueError, KeyError) as exc:
-            raise LocalModelError(f"{folder}: the model files could not be read: {exc}") from None
+        except Exception as exc:  # the Rust binding raises a bare Exception for a damaged file
+            raise LocalModelError(f"{folder / 'tokenizer.json'}: unreadable tokenizer: {exc}") from None
         self.model = str(folder)
         self.batch_size = batch_size
-        self._heads = int(config["num_attention_heads"])
-        self._layers = int(config["num_hidden_layers"])
-        self._eps = float(config.get("layer_norm_eps", 1e-12))
-        self._normalize = _lists_normalize(folder)
-        self._max_tokens = _max_seq_length(folder, int(config.get("max_position_embeddings", 512)))
         self._tokenizer.enable_truncation(self._max_tokens)
         self._tokenizer.no_padding()
 
@@ -153,20 +161,29 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     return (0.5 * x * (1.0 + _erf(x * np.float32(1 / math.sqrt(2.0))))).astype(np.float32)
 
 
-def _lists_normalize(folder: Path) -> bool:
-    """Whether the model's module list ends in a Normalize step (unit-length sentence vectors)."""
+def _optional_json(folder: Path, name: str) -> Any:
+    """A model file that may be absent (None then); one that is there must be readable JSON."""
+    path = folder / name
+    if not path.is_file():
+        return None
     try:
-        modules: list[dict[str, Any]] = json.loads((folder / "modules.json").read_text())
-    except (OSError, ValueError):
-        return False
-    return any(str(m.get("type", "")).endswith("Normalize") for m in modules)
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise LocalModelError(f"{path}: not readable JSON: {exc}") from None
+
+
+def _lists_normalize(folder: Path) -> bool:
+    """Whether the model's module list has a Normalize step (unit-length sentence vectors)."""
+    modules = _optional_json(folder, "modules.json") or []
+    return any(str(m.get("type", "")).endswith("Normalize") for m in modules if isinstance(m, dict))
 
 
 def _max_seq_length(folder: Path, ceiling: int) -> int:
     """Tokens per text the model was trained on (sentence_bert_config.json), at most its positions."""
+    config = _optional_json(folder, "sentence_bert_config.json") or {}
     try:
-        return min(
-            ceiling, int(json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"])
-        )
-    except (OSError, ValueError, KeyError):
-        return ceiling
+        return min(ceiling, int(config.get("max_seq_length", ceiling)))
+    except (TypeError, ValueError):
+        raise LocalModelError(
+            f"{folder / 'sentence_bert_config.json'}: max_seq_length is not a number"
+        ) from None
