@@ -3,6 +3,7 @@ the earliest loss among several turns, and no blame at all for a gold the conver
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -515,3 +516,121 @@ def test_an_item_no_turn_states_leaves_the_stated_items_to_trace(tmp_path: Path)
         assert result.error_type == "UpdateError", result.explanation
         assert result.op_id == trim, result.explanation
         assert "No turn states 'gives seminars'" in result.explanation
+
+
+def _beach_run(workspace: Path, retrieved: list[str]) -> str:
+    """LoCoMo's conv-41 q5 in small: the dataset points at Tomas's reply about his own photos, while
+    Ines said on 1 January 2023 that she went "last month" (December 2022)."""
+    with mt.run(workspace, name="beach", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            op.output("session_3_date", "8:30 pm on 1 January, 2023", category="session_date")
+            stating = op.output(
+                "D3:14",
+                "Ines: I took it at the beach last month, the sunset was so calm.",
+                category="message",
+            )
+            op.output(
+                "D3:15",
+                "Tomas: Wow! It reminds me of my old film camera, I took plenty of beach pics.",
+                category="message",
+            )
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(stating)
+            run.memory("mem-1").create(
+                {"memory": "Ines took it at the beach last month [on 2 December 2022]"}, by=op
+            )
+            run.memory("mem-2").create({"memory": "Ines finds sunsets calm"}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            found = op.output("retrieved", retrieved, category="retrieved")
+        answer_wrongly(run, found, "When did Ines go to the beach?", "December 2022", ["D3:15"], "4 May 2023")
+        return run.id
+
+
+def test_a_relative_date_in_the_asked_persons_own_turn_is_no_annotation_error(tmp_path: Path) -> None:
+    """The annotated turn is the other speaker about himself, but the asked person's turn in that session
+    names the gold month by "last month": the pointer is wrong, the gold is not; that turn is traced."""
+    run_id = _beach_run(tmp_path, ["Ines took it at the beach last month [on 2 December 2022]"])
+    result, ws = _attribute(tmp_path, run_id)
+    with ws:
+        assert result.error_type == "ResponseError", result.explanation
+        assert "D3:14" in result.explanation and "D3:15" in result.explanation
+
+
+def test_a_memory_keeping_the_month_a_relative_date_names_is_what_retrieval_missed(tmp_path: Path) -> None:
+    run_id = _beach_run(tmp_path, ["Ines finds sunsets calm"])
+    result, ws = _attribute(tmp_path, run_id)
+    with ws:
+        assert result.error_type == "RetrievalError", result.explanation
+        assert result.op_id is not None and result.op_id.startswith("search#")
+
+
+def test_a_gold_date_written_without_a_space_is_still_a_date() -> None:
+    """LoCoMo writes "The Sunday before 25October, 2022."; its "2022" alone is no item of the answer."""
+    from memtrace.attribution.evidence.words import answer_item_texts
+    from memtrace.eval.strict import date_spans
+
+    (span,) = date_spans("The Sunday before 25October, 2022.")
+    assert (span.first, span.last) == (date(2022, 10, 23), date(2022, 10, 23))
+    assert [text for text, _ in answer_item_texts("The Sunday before 25October, 2022.")] == [
+        "the sunday before 25october, 2022"
+    ]
+
+
+_PUPPY_TURNS = (
+    (
+        "D12:1",
+        "Tariq: Hey! So much has changed since last time we talked - meet Biscuit, my new puppy. He is a"
+        " bundle of joy and I could not resist bringing him home to the flat. How have you been?",
+    ),
+    ("D24:2", "Tariq: Big news -- I adopted another pup from the shelter on Elm Street last weekend."),
+)
+_PUPPY_FACTS = {  # one fact per sentence, as Mem0 writes them: far less than half of either turn
+    "mem-1": "Meet Biscuit, Tariq's new puppy; so much has changed since they last talked",
+    "mem-2": "Tariq adopted another pup from the shelter on Elm Street",
+}
+
+
+def _puppies_run(workspace: Path, retrieved: list[str]) -> str:
+    """A count no turn states: "How many dogs does Tariq have?" is 2, one dog per annotated turn."""
+    with mt.run(workspace, name="puppies", system="mem0") as run:
+        for (turn, text), (unit, fact) in zip(_PUPPY_TURNS, _PUPPY_FACTS.items(), strict=True):
+            with mt.op("load", category="construction") as op:
+                message = op.output(turn, text, category="message")
+            with mt.op("extract_facts", category="extraction") as op:
+                op.use(message)
+                run.memory(unit).create({"memory": fact}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            found = op.output("retrieved", [_PUPPY_FACTS[unit] for unit in retrieved], category="retrieved")
+        answer_wrongly(run, found, "How many dogs does Tariq have?", "2", ["D12:1", "D24:2"], "1")
+        return run.id
+
+
+def test_a_count_needs_every_turn_it_counts_and_a_context_with_one_is_a_partial_carrier(
+    tmp_path: Path,
+) -> None:
+    run_id = _puppies_run(tmp_path, ["mem-2"])
+    result, ws = _attribute(tmp_path, run_id)
+    with ws:
+        assert result.error_type == "RetrievalError", result.explanation
+        assert "partial carrier" in result.explanation and "'D12:1'" in result.explanation
+
+
+def test_a_count_whose_turns_are_all_in_the_context_is_a_response_error(tmp_path: Path) -> None:
+    """Each fact holds one sentence of its turn, which carries it: the answer step miscounted."""
+    run_id = _puppies_run(tmp_path, ["mem-1", "mem-2"])
+    result, ws = _attribute(tmp_path, run_id)
+    with ws:
+        assert result.error_type == "ResponseError", result.explanation
+
+
+def test_a_message_stating_no_answer_word_is_a_statement_per_sentence_too() -> None:
+    """An inferred answer rests on a message; a fact of one of its sentences is drawn from it."""
+    from memtrace.attribution.evidence.statements import statements_of
+    from memtrace.attribution.evidence.words import content_stems
+
+    body = _PUPPY_TURNS[0][1].split(": ", 1)[1]
+    statements = statements_of(body, frozenset(), frozenset({"tariq"}), content_stems("How many dogs?"))
+    assert len(statements) == 3  # the whole message, and its two sentences of four words or more
+    whole, *own = statements
+    assert all(s.words < whole.words for s in own) and not any(s.answer for s in statements)
+    assert any({"biscuit", "puppi"} <= s.words for s in own)

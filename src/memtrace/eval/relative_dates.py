@@ -66,6 +66,8 @@ def with_resolved_dates(text: str, anchor: date | None = None) -> str:
 
     def restated(match: re.Match[str]) -> str:
         resolved = _resolved(match, day)
+        if resolved and (match.group("unit") or "").lower() == "month":  # also the calendar month's name
+            resolved = f"{resolved}, {_month_before(day)}"
         return f"{match.group(0)} ({resolved})" if resolved else match.group(0)
 
     return _RELATIVE.sub(restated, text)
@@ -113,6 +115,13 @@ def _resolved(match: re.Match[str], day: date) -> str:
     if unit == "day":
         return format_date(day - timedelta(days=n))
     return f"{'the' if n == 1 else n} {unit}{'' if n == 1 else 's'} before {said}"
+
+
+def _month_before(day: date) -> str:
+    """The calendar month before `day`'s ("December 2022" for 1 January 2023): how a gold answer
+    usually names "last month"."""
+    previous = day.replace(day=1) - timedelta(days=1)
+    return f"{previous:%B} {previous.year}"
 
 
 def _day_of_month(anchor: date, number: int) -> str:

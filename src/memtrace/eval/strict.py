@@ -44,7 +44,7 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTH = r"(?P<{0}>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _ABSOLUTE = re.compile(
-    r"\b(?:(?P<d1>\d{1,2})(?:st|nd|rd|th)?(?: of)? " + _MONTH.format("m1") + r",?(?: (?P<y1>\d{4}))?"
+    r"\b(?:(?P<d1>\d{1,2})(?:st|nd|rd|th)?(?: of)? ?" + _MONTH.format("m1") + r",?(?: (?P<y1>\d{4}))?"
     r"|" + _MONTH.format("m2") + r" (?P<d2>\d{1,2})(?:st|nd|rd|th)?\b,?(?: (?P<y2>\d{4}))?"
     r"|" + _MONTH.format("m3") + r",? (?P<y3>\d{4})"
     r"|(?P<iy>\d{4})-(?P<im>\d{2})-(?P<id>\d{2})"

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ...eval.strict import strip_dates
+from ...eval.relative_dates import mentions_relative_date, resolve_relative
+from ...eval.strict import date_spans, strip_dates
 from ...graph import Case, GraphQueries, VariableVersion
 from ...text import porter_stem, tokenize
-from .locate import message_text, message_versions, run_speakers
+from .locate import dated_message, message_text, message_versions, run_speakers
 from .words import (
     STAMP,
     answer_item_texts,
@@ -71,6 +72,8 @@ class ItemNeed:
     words: frozenset[str]
     messages: tuple[VariableVersion, ...]
     where: str
+    #: Found by a relative date the turns say ("last month"), not by the item's words.
+    by_date: bool = False
 
 
 @dataclass(slots=True)
@@ -182,14 +185,54 @@ def answer_needs(
                 lambda v: message_text(graph.value(v.id)),
             )
             if need is None:
+                need = _dated_elsewhere(graph, text, turns, annotated_ids, sessions, asked)
+            if need is None:
                 needs.unstated.append(text)
             else:
                 needs.items.append(need)
     if case.category != "open-domain":  # open-domain questions are answered from world knowledge
         needs.unsupported = _unmentioned_name(
             case, [w for _, w in turns], len(needs.items)
-        ) or _about_another_person(graph, case, annotated)
+        ) or _about_another_person(graph, case, annotated, needs.items)
     return needs
+
+
+def _dated_elsewhere(
+    graph: GraphQueries,
+    text: str,
+    turns: list[tuple[VariableVersion, frozenset[str]]],
+    annotated: set[str],
+    sessions: set[str],
+    asked: frozenset[str],
+) -> ItemNeed | None:
+    """The turns that name a gold date by a relative one ("last month", said on 1 January 2023, for
+    "December 2022"), when the annotated turns name none: in their sessions first, then anywhere
+    before the question, each sharing a word of the question (the event asked about).
+
+    Annotated turns saying it this way are traced as annotated already; a date names no item then."""
+    golds = [g for g in date_spans(text) if (g.last - g.first).days <= 31]  # a year is said too often
+    if not golds:
+        return None
+
+    def names_it(version: VariableVersion) -> bool:
+        said = dated_message(graph, version)
+        if not mentions_relative_date(said):
+            return False
+        return any(s.within(g) for s in date_spans(resolve_relative(said)) for g in golds)
+
+    names = frozenset().union(*(content_stems(n) for n in run_speakers(graph) if n))
+    event = asked - names  # "Maria" is in most turns of her sessions; "beach" is what was asked
+    relating = [v for v, w in turns if w & event]
+    if any(names_it(v) for v in relating if v.id in annotated):
+        return None
+    for where, chosen in (
+        ("session", [v for v in relating if session_of(v) in sessions and v.id not in annotated]),
+        ("conversation", [v for v in relating if v.id not in annotated]),
+    ):
+        picked = [v for v in chosen if names_it(v)]
+        if picked:
+            return ItemNeed(text, text, content_stems(text), tuple(picked), where, by_date=True)
+    return None
 
 
 def _stating(
@@ -305,10 +348,16 @@ _PLURAL_FIRST_PERSON = re.compile(r"\b(?:we|we're|we've|our|us|ours)\b", re.IGNO
 _SECOND_PERSON = re.compile(r"\b(?:you|your|you're|you've|yours)\b", re.IGNORECASE)
 
 
-def _about_another_person(graph: GraphQueries, case: Case, annotated: list[VariableVersion]) -> str | None:
+def _about_another_person(
+    graph: GraphQueries,
+    case: Case,
+    annotated: list[VariableVersion],
+    stated: Sequence[ItemNeed] = (),
+) -> str | None:
     """The question asks about one speaker, and every annotated turn is the other speaker talking about
     themself (first person, neither naming the one asked about nor addressing them): the gold answer is
-    that other person's fact."""
+    that other person's fact, unless a turn of the one asked about states it (a need of `stated`, by
+    its words or its date; a paraphrase is no such statement)."""
     speakers = {name for name in run_speakers(graph) if name}
     asked = content_stems(case.question)
     named = {name for name in speakers if content_stems(name) & asked}
@@ -317,6 +366,12 @@ def _about_another_person(graph: GraphQueries, case: Case, annotated: list[Varia
     subject = first_named(case.question, named) if len(named) > 1 else next(iter(named), None)
     if subject is None or not annotated:
         return None
+    said_by = _speakers(graph)
+    words_of = {v.id: words for v, words in _turn_words(graph)}
+    for need in stated:  # their own turn says it: the annotation points at the wrong turn
+        own = [v for v in need.messages if said_by.get(v.id) == subject]
+        if any(need.by_date or need.words <= words_of.get(v.id, frozenset()) for v in own):
+            return None
     values = graph.values(annotated)
     texts = [message_text(values[v.id]) for v in annotated]
     others = set()

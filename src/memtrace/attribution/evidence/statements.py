@@ -101,7 +101,19 @@ def statements_of(
             most = max(count for count, _ in candidates)
             return tuple(statement for count, statement in candidates if count == most)
     words = content_stems(text)
-    return (Statement(what_words(words - asked, speakers) or words, frozenset(), bool(HEDGE.search(text))),)
+    whole = Statement(what_words(words - asked, speakers) or words, frozenset(), bool(HEDGE.search(text)))
+    # The answer is inferred ("How many dogs?" from "meet Toby, my puppy"): a fact drawn from one of
+    # the message's sentences is drawn from the message, as half of that sentence shows.
+    own = [
+        Statement(what, frozenset(), bool(HEDGE.search(sentence)))
+        for sentence in sentences(text)
+        if len(what := what_words(content_stems(sentence) - asked, speakers)) >= _SENTENCE_WORDS
+    ]
+    return (whole, *own) if len(own) > 1 else (whole,)
+
+
+#: The fewest words that make a sentence a statement of its own ("How've you been?" is none).
+_SENTENCE_WORDS = 4
 
 
 _CLAUSE = re.compile(r"\s*[;:]\s+|,\s+(?=(?:so|but|because|and|which|while|then)\b)", re.IGNORECASE)

@@ -62,6 +62,15 @@ def asks_about_plan(question: str) -> bool:
     return bool(HEDGE.search(question) or FUTURE.search(question))
 
 
+_COUNT = re.compile(r"\bhow many\b", re.IGNORECASE)
+
+
+def asks_count(question: str) -> bool:
+    """Whether a question asks to count ("How many dogs does Andrew have?"): each turn the answer rests
+    on is one of the things counted."""
+    return _COUNT.search(question) is not None
+
+
 #: Where a sentence joins two statements: "Lost my job yesterday, so I'm gonna start a business"
 #: states the loss as done; the plan is the second clause's.
 _CLAUSE = re.compile(r",\s*(?:so|but|and then)\s+|;\s*", re.IGNORECASE)

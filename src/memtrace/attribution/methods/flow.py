@@ -21,7 +21,7 @@ from ...vocabulary import ErrorType
 from ..evidence.anatomy import CaseAnatomy, case_anatomy
 from ..evidence.locate import dated_message, locate_evidence, run_speakers
 from ..evidence.losses import live_state
-from ..evidence.needs import answer_needs
+from ..evidence.needs import ItemNeed, answer_needs
 from ..evidence.support import (
     OverlapScorer,
     SupportScorer,
@@ -30,6 +30,7 @@ from ..evidence.support import (
     carrying_part,
     value_words,
 )
+from ..evidence.words import asks_count
 from ..model import Attribution, Cost, PathRole, PathStep, undetermined
 from .flow_elsewhere import held_in_context, held_jointly_in_context, stated_elsewhere
 from .flow_items import combine_items, elsewhere_note, suspected_annotation_error
@@ -135,6 +136,18 @@ class FlowMethod:
                 for need in needs.items
             ]
             return combine_items(graph, case, anatomy, traced, self.name, needs.unstated)
+        if not needs.items and len(found.versions) >= 2 and asks_count(case.question):
+            # A count no turn states ("How many dogs?": 3, from three turns) needs every turn it counts:
+            # a context holding one of them is a partial carrier, as for a list. (A duration needs
+            # only its two ends, and other inferences may need any one turn: those stay joint.)
+            traced = [
+                (
+                    ItemNeed(v.name, None, frozenset(), (v,), "annotated"),
+                    self._trace(graph, case, anatomy, [v], found.source),
+                )
+                for v in found.versions
+            ]
+            return combine_items(graph, case, anatomy, traced, self.name)
         if needs.items and needs.items[0].where != "annotated":  # the annotated turns do not state it
             need = needs.items[0]
             result = self._trace(graph, case, anatomy, list(need.messages), need.where)

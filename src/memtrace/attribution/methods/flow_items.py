@@ -98,7 +98,7 @@ def _combine(
         intro = f"The answer needs {items}; the context did not hold it."
     else:
         intro = f"The answer needs {len(traced)} {noun} ({items}); the context held none of them."
-    later = [a for n, a in lost if a is not decisive]
+    later = [a for n, a in lost if a is not decisive and a.op_id != decisive.op_id]
     explanation = f"{intro} For {quote(need.label, 40)}: {decisive.explanation}"
     if later:
         explanation += " Later losses of other items: " + "; ".join(
