@@ -634,3 +634,50 @@ def test_a_message_stating_no_answer_word_is_a_statement_per_sentence_too() -> N
     whole, *own = statements
     assert all(s.words < whole.words for s in own) and not any(s.answer for s in statements)
     assert any({"biscuit", "puppi"} <= s.words for s in own)
+
+
+def test_an_item_another_context_line_states_is_held_though_its_own_memory_was_not_retrieved(
+    tmp_path: Path,
+) -> None:
+    """LoCoMo conv-30 q4 in small: the memory of the annotated turn stayed in the store, but a later
+    line in the context says the same ("Losing Bram's job" for "he lost his job"): the context held it."""
+    with mt.run(tmp_path, name="studio", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            lost = op.output(
+                "D1:2",
+                "Bram: Lost my job as a welder yesterday, so I'm opening a bakery.",
+                category="message",
+            )
+            passion = op.output(
+                "D1:4", "Bram: I'm opening a bakery because I love baking bread.", category="message"
+            )
+            later = op.output(
+                "D9:3", "Bram: Losing my job gave me the push to open my bakery!", category="message"
+            )
+        facts = {
+            "mem-1": (lost, "D1:2", "Lost Bram's job as a welder yesterday"),
+            "mem-2": (passion, "D1:4", "Bram is opening a bakery because Bram loves baking bread"),
+            "mem-3": (later, "D9:3", "Losing Bram's job gave Bram the push to open Bram's bakery"),
+        }
+        for unit, (message, turn, fact) in facts.items():  # each fact tagged with its turn, as Mem0 does
+            with mt.op("extract_facts", category="extraction") as op:
+                op.use(message)
+                run.memory(unit).create({"memory": fact, "sources": [turn]}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            found = op.output(
+                "retrieved",
+                [f"[D1:4] {facts['mem-2'][2]}", f"[D9:3] {facts['mem-3'][2]}"],
+                category="retrieved",
+            )
+        answer_wrongly(
+            run,
+            found,
+            "Why did Bram decide to open his bakery?",
+            "He lost his job and decided to open a bakery because he loves baking bread.",
+            ["D1:2", "D1:4"],
+            "a push",
+        )
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "ResponseError", result.explanation
+        assert "Losing Bram's job" in result.explanation

@@ -21,6 +21,7 @@ from ...graph import Case, GraphQueries, VariableVersion
 from ...text import porter_stem, tokenize
 from .locate import dated_message, message_text, message_versions, run_speakers
 from .words import (
+    IRREGULAR_FORMS,
     STAMP,
     answer_item_texts,
     asks_about_plan,
@@ -140,9 +141,11 @@ def copy_states(item: str, text: str) -> bool:
     return bool(words) and {w.casefold() for w in words if w[:1].isalpha()} <= named
 
 
-def phrase_of(text: str) -> str:
-    """The text's content words, stemmed, in order (a phrase of an item must appear as written)."""
-    return " " + " ".join(porter_stem(t) for t in tokenize(text, stopwords=True)) + " "
+def phrase_of(text: str, names: frozenset[str] = frozenset()) -> str:
+    """The text's content words, stemmed as `content_stems` stems them, in order (a phrase of an item
+    must appear as written); without the stems of `names` ("losing Jon's job" says "lose job")."""
+    stems = (porter_stem(IRREGULAR_FORMS.get(t, t)) for t in tokenize(text, stopwords=True))
+    return " " + " ".join(s for s in stems if s not in names) + " "
 
 
 def _is_count(words: frozenset[str]) -> bool:

@@ -18,7 +18,7 @@ _GENERIC = {"said", "say", "says", "told", "just", "really", "yeah", "oh", "also
 
 @functools.lru_cache(maxsize=262_144)
 def content_stems(text: str) -> frozenset[str]:
-    words = (_IRREGULAR.get(t, t) for t in tokenize(text, stopwords=True) if t not in _GENERIC)
+    words = (IRREGULAR_FORMS.get(t, t) for t in tokenize(text, stopwords=True) if t not in _GENERIC)
     return frozenset(porter_stem(w) for w in words if w not in ENGLISH_STOPWORDS)
 
 
@@ -37,7 +37,7 @@ _IRREGULAR_PAIRS = (
 )
 #: Spoken forms the conversations write ("make 'em wanna come back" says "make them want to").
 _SPOKEN_PAIRS = "wanna:want em:them"
-_IRREGULAR = dict(pair.split(":", 1) for pair in f"{_IRREGULAR_PAIRS} {_SPOKEN_PAIRS}".split())
+IRREGULAR_FORMS = dict(pair.split(":", 1) for pair in f"{_IRREGULAR_PAIRS} {_SPOKEN_PAIRS}".split())
 
 
 #: A plan or a hedge ("might move there", "thinking about kayaking") states no done fact. Its words

@@ -191,12 +191,17 @@ class FlowMethod:
         live = live_state(graph, question_seq)
         restated = item if item is not None else restated  # the item another part may state
         if restated is not None and anatomy.retrieval_op is not None:
-            elsewhere = (
-                None
-                if any(v.id in carrying for v in live.values())  # its own carriers decide
-                else stated_elsewhere(
-                    graph, case, anatomy, restated, live, facts.words_of, facts.speakers(graph)
-                )
+            # Another part of the context stating it holds it, whatever became of the traced turns'
+            # copies; in memory, the item's own live carriers decide before any other statement.
+            own_live = any(v.id in carrying for v in live.values())
+            elsewhere = stated_elsewhere(
+                graph,
+                case,
+                anatomy,
+                restated,
+                {} if own_live else live,
+                facts.words_of,
+                facts.speakers(graph),
             )
             if elsewhere is not None:  # the traced turns' copy was lost, another part still says it
                 version, text = elsewhere

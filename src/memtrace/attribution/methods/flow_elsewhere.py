@@ -48,7 +48,7 @@ def stated_elsewhere(
     # When it was said is no tie: every line is stamped with a date ("October 2022").
     topical = frozenset(w for w in asked - names if w not in WHEN_WORDS and not w.isdigit())
     subject = content_stems(first_named(case.question, speakers) or "") & asked
-    phrase = phrase_of(item)
+    phrase = phrase_of(item, names)
     asks_plan = asks_about_plan(case.question)
 
     def stating(versions: list[VariableVersion]) -> tuple[VariableVersion, str] | None:
@@ -60,7 +60,7 @@ def stated_elsewhere(
                 text = next(
                     (t for _, t in value_parts(graph.value(version.id)) if words <= content_stems(t)), None
                 )
-                if text is None or (len(words) > 1 and phrase not in phrase_of(text)):
+                if text is None or (len(words) > 1 and phrase not in phrase_of(text, names)):
                     continue  # "an activist group ... support" is not "support group"
                 if subject and not part & subject:
                     continue  # said of someone else, or of no one the question names
