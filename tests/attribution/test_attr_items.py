@@ -681,3 +681,31 @@ def test_an_item_another_context_line_states_is_held_though_its_own_memory_was_n
     with ws:
         assert result.error_type == "ResponseError", result.explanation
         assert "Losing Bram's job" in result.explanation
+
+
+def test_an_annotated_turn_naming_the_month_by_next_month_is_traced_not_a_later_mention(
+    tmp_path: Path,
+) -> None:
+    """LoCoMo conv-44 q16 in small: "Let's do it next month" said on 8 July is the gold "August"; a later
+    turn saying "August's been eventful" is about something else."""
+    with mt.run(tmp_path, name="hike", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            op.output("session_11_date", "3:00 pm on 8 July, 2023", category="session_date")
+            plan = op.output(
+                "D11:7", "Omar: I'm down for a hike with you. Let's do it next month!", category="message"
+            )
+        with mt.op("load", category="construction") as op:
+            op.output("session_16_date", "1:00 pm on 2 September, 2023", category="session_date")
+            op.output("D16:2", "Lina: August's been eventful, the hike pic looks great!", category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(plan)
+            run.memory("mem-1").create(
+                {"memory": "Let's do it next month. [said on 8 July 2023]", "sources": ["D11:7"]}, by=op
+            )
+        with mt.op("search", category="retrieval") as op:
+            found = op.output("retrieved", ["Lina posted a hike picture"], category="retrieved")
+        answer_wrongly(run, found, "When is Omar going hiking with Lina?", "August", ["D11:7"], "October")
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "RetrievalError", result.explanation
+        assert "mem-1" in result.explanation
