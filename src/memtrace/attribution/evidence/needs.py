@@ -217,8 +217,8 @@ def _dated(
     asked: frozenset[str],
 ) -> ItemNeed | None:
     """The turns that name a gold date by a relative one ("last month", said on 1 January 2023, for
-    "December 2022"): the annotated ones, else in their sessions, else anywhere before the question,
-    each sharing a word of the question (the event asked about)."""
+    "December 2022"): the annotated ones, else in their sessions, each sharing a word of the question
+    (the event asked about)."""
     golds = [g for g in _gold_spans(text) if (g.last - g.first).days <= 31]  # a year is said too often
     if not golds:
         return None
@@ -237,8 +237,7 @@ def _dated(
     for where, chosen in (
         ("annotated", [v for v in relating if v.id in annotated]),
         ("session", [v for v in relating if session_of(v) in sessions and v.id not in annotated]),
-        ("conversation", [v for v in relating if v.id not in annotated]),
-    ):
+    ):  # not the whole conversation: some turn of another session says "last week" of most dates
         picked = [v for v in chosen if names_it(v)]
         if picked:
             return ItemNeed(text, text, content_stems(text), tuple(picked), where, by_date=True)
