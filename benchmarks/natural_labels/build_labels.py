@@ -24,6 +24,9 @@ DEV_SETS = (
     ("r9-dev3.json", "dev3_cases.json", "labels_dev3.json"),
     ("r10-dev4.json", "dev4_cases.json", "labels_dev4.json"),
     ("r11-dev5.json", "dev5_cases.json", "labels_dev5.json"),
+    # Cases whose attribution changed in a session (2026-12-07), drawn after the change, labelled blind.
+    ("r12-changed.json", "changed_cases.json", "labels_changed.json"),
+    ("r13-changed2.json", "changed2_cases.json", "labels_changed2.json"),
 )
 
 
