@@ -636,51 +636,41 @@ def test_a_message_stating_no_answer_word_is_a_statement_per_sentence_too() -> N
     assert any({"biscuit", "puppi"} <= s.words for s in own)
 
 
-def test_an_item_another_context_line_states_is_held_though_its_own_memory_was_not_retrieved(
+def test_a_look_alike_line_in_the_context_does_not_stand_for_an_item_whose_memory_was_left_out(
     tmp_path: Path,
 ) -> None:
-    """LoCoMo conv-30 q4 in small: the memory of the annotated turn stayed in the store, but a later
-    line in the context says the same ("Losing Bram's job" for "he lost his job"): the context held it."""
-    with mt.run(tmp_path, name="studio", system="mem0") as run:
+    """The trip's own memory was live and not retrieved; a line about another trip that happens to say
+    "a new city" is no copy of it: retrieval missed the item (the injected "demote the evidence" fault)."""
+    with mt.run(tmp_path, name="trip", system="mem0") as run:
         with mt.op("load", category="construction") as op:
-            lost = op.output(
-                "D1:2",
-                "Bram: Lost my job as a welder yesterday, so I'm opening a bakery.",
+            trip = op.output(
+                "D30:4",
+                "Ines: Our team is taking a trip next month to explore a new city!",
                 category="message",
             )
-            passion = op.output(
-                "D1:4", "Bram: I'm opening a bakery because I love baking bread.", category="message"
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(trip)
+            run.memory("mem-1").create(
+                {"memory": "Ines's team will explore a new city on a trip", "sources": ["D30:4"]}, by=op
             )
-            later = op.output(
-                "D9:3", "Bram: Losing my job gave me the push to open my bakery!", category="message"
-            )
-        facts = {
-            "mem-1": (lost, "D1:2", "Lost Bram's job as a welder yesterday"),
-            "mem-2": (passion, "D1:4", "Bram is opening a bakery because Bram loves baking bread"),
-            "mem-3": (later, "D9:3", "Losing Bram's job gave Bram the push to open Bram's bakery"),
-        }
-        for unit, (message, turn, fact) in facts.items():  # each fact tagged with its turn, as Mem0 does
-            with mt.op("extract_facts", category="extraction") as op:
-                op.use(message)
-                run.memory(unit).create({"memory": fact, "sources": [turn]}, by=op)
         with mt.op("search", category="retrieval") as op:
             found = op.output(
                 "retrieved",
-                [f"[D1:4] {facts['mem-2'][2]}", f"[D9:3] {facts['mem-3'][2]}"],
+                ["[D12:2] Ines and her team saw a new city at last year's tournament"],
                 category="retrieved",
             )
         answer_wrongly(
             run,
             found,
-            "Why did Bram decide to open his bakery?",
-            "He lost his job and decided to open a bakery because he loves baking bread.",
-            ["D1:2", "D1:4"],
-            "a push",
+            "Where is Ines's team planning to explore on a trip?",
+            "a new city",
+            ["D30:4"],
+            "the coast",
         )
     result, ws = _attribute(tmp_path, run.id)
     with ws:
-        assert result.error_type == "ResponseError", result.explanation
-        assert "Losing Bram's job" in result.explanation
+        assert result.error_type == "RetrievalError", result.explanation
+        assert "mem-1" in result.explanation
 
 
 def test_an_annotated_turn_naming_the_month_by_next_month_is_traced_not_a_later_mention(

@@ -30,7 +30,7 @@ from ..evidence.support import (
     carrying_part,
     value_words,
 )
-from ..evidence.words import asks_count, content_stems
+from ..evidence.words import asks_count
 from ..model import Attribution, Cost, PathRole, PathStep, undetermined
 from .flow_elsewhere import held_in_context, held_jointly_in_context, stated_elsewhere
 from .flow_items import combine_items, elsewhere_note, suspected_annotation_error
@@ -191,22 +191,14 @@ class FlowMethod:
         live = live_state(graph, question_seq)
         restated = item if item is not None else restated  # the item another part may state
         if restated is not None and anatomy.retrieval_op is not None:
-            # Another part of the context stating a phrase of several words ("losing Jon's job" for "he
-            # lost his job") holds it, whatever became of the traced turns' copies; a single word is too
-            # often a look-alike's ("a trophy" of another season), and in memory the item's own live
-            # carriers decide before any other statement.
-            own_live = any(v.id in carrying for v in live.values())
+            # In memory and in the context alike, the item's own live carriers decide before any other
+            # statement: another line naming its words is too often a look-alike ("a new city" of
+            # another trip), so it stands for the item only when the item's own copies are gone.
             elsewhere = (
                 None
-                if own_live and len(content_stems(restated)) < 2
+                if any(v.id in carrying for v in live.values())
                 else stated_elsewhere(
-                    graph,
-                    case,
-                    anatomy,
-                    restated,
-                    {} if own_live else live,
-                    facts.words_of,
-                    facts.speakers(graph),
+                    graph, case, anatomy, restated, live, facts.words_of, facts.speakers(graph)
                 )
             )
             if elsewhere is not None:  # the traced turns' copy was lost, another part still says it
