@@ -339,3 +339,12 @@ def locate_evidence(
 ) -> Evidence:
     """The starting points of attribution for one case; see `EvidenceLocator.locate`."""
     return locator_for(graph, embedder).locate(case, method=method, query_mode=query_mode, k=k)
+
+
+_DIALOGUE_ID = re.compile(r"^(?P<session>D\d+):\d+$")
+
+
+def session_of(version: VariableVersion) -> str | None:
+    """The session of a LoCoMo turn ('D3' of 'D3:5'); None for other naming schemes."""
+    match = _DIALOGUE_ID.match(version.name)
+    return match.group("session") if match else None

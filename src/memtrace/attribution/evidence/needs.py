@@ -10,18 +10,16 @@ turn mentions is suspected to be an annotation error (LoCoMo has some), never a 
 
 from __future__ import annotations
 
-import calendar
 import difflib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import date
 
-from ...eval.relative_dates import mentions_relative_date, resolve_relative
-from ...eval.strict import Span, date_spans, strip_dates
+from ...eval.strict import strip_dates
 from ...graph import Case, GraphQueries, VariableVersion
 from ...text import porter_stem, tokenize
-from .locate import dated_message, message_text, message_versions, run_speakers, said_when
+from .dated_turns import turns_naming_date
+from .locate import message_text, message_versions, run_speakers, session_of
 from .words import (
     IRREGULAR_FORMS,
     STAMP,
@@ -34,7 +32,6 @@ from .words import (
     unplanned,
 )
 
-_DIALOGUE_ID = re.compile(r"^(?P<session>D\d+):\d+$")
 _NUMBER_WORDS = frozenset(
     re.findall(
         r"\w+", "one two three four five six seven eight nine ten eleven twelve once twice first second third"
@@ -98,12 +95,6 @@ class AnswerNeeds:
     def found_elsewhere(self) -> bool:
         """Whether some item is stated only by turns the dataset did not annotate."""
         return any(need.where != "annotated" for need in self.items)
-
-
-def session_of(version: VariableVersion) -> str | None:
-    """The session of a LoCoMo turn ('D3' of 'D3:5'); None for other naming schemes."""
-    match = _DIALOGUE_ID.match(version.name)
-    return match.group("session") if match else None
 
 
 def _turn_words(graph: GraphQueries) -> list[tuple[VariableVersion, frozenset[str]]]:
@@ -190,13 +181,14 @@ def answer_needs(
                 lambda v: message_text(graph.value(v.id)),
             )
             if need is None or need.where != "annotated":
-                dated = _dated(graph, text, turns, annotated_ids, sessions, asked)
-                if dated is not None and dated.where == "annotated":
+                dated = turns_naming_date(graph, text, turns, annotated_ids, sessions, asked)
+                if dated is not None and dated[0] == "annotated":
                     # The annotated turns say it by a relative date ("next month" for "August"): they
                     # are traced, as for an answer no turn states, not a later turn naming the word.
                     need = None
-                elif need is None:
-                    need = dated
+                elif need is None and dated is not None:
+                    where, picked = dated
+                    need = ItemNeed(text, text, content_stems(text), tuple(picked), where, by_date=True)
             if need is None:
                 needs.unstated.append(text)
             else:
@@ -206,65 +198,6 @@ def answer_needs(
             case, [w for _, w in turns], len(needs.items)
         ) or _about_another_person(graph, case, annotated, needs.items)
     return needs
-
-
-def _dated(
-    graph: GraphQueries,
-    text: str,
-    turns: list[tuple[VariableVersion, frozenset[str]]],
-    annotated: set[str],
-    sessions: set[str],
-    asked: frozenset[str],
-) -> ItemNeed | None:
-    """The turns that name a gold date by a relative one ("last month", said on 1 January 2023, for
-    "December 2022"): the annotated ones, else in their sessions, each sharing a word of the question
-    (the event asked about)."""
-    golds = [g for g in _gold_spans(text) if (g.last - g.first).days <= 31]  # a year is said too often
-    if not golds:
-        return None
-
-    def names_it(version: VariableVersion) -> bool:
-        said = dated_message(graph, version)
-        if not mentions_relative_date(said):
-            return False
-        return any(s.within(g) for s in date_spans(resolve_relative(said)) for g in golds)
-
-    names = frozenset().union(*(content_stems(n) for n in run_speakers(graph) if n))
-    event = asked - names  # "Maria" is in most turns of her sessions; "beach" is what was asked
-    relating = [v for v, w in turns if w & event]
-    if any(_said_within(graph, v, golds) for v, _ in turns if v.id in annotated):
-        return None  # said on that day: the annotated turns state it by their stamp, as most do
-    for where, chosen in (
-        ("annotated", [v for v in relating if v.id in annotated]),
-        ("session", [v for v in relating if session_of(v) in sessions and v.id not in annotated]),
-    ):  # not the whole conversation: some turn of another session says "last week" of most dates
-        picked = [v for v in chosen if names_it(v)]
-        if picked:
-            return ItemNeed(text, text, content_stems(text), tuple(picked), where, by_date=True)
-    return None
-
-
-def _said_within(graph: GraphQueries, version: VariableVersion, golds: list[Span]) -> bool:
-    """Whether a turn was said on a day inside one of the gold dates."""
-    when = said_when(graph, version)
-    return when is not None and any(s.within(g) for s in date_spans(when) for g in golds)
-
-
-_BARE_MONTH = re.compile(r"(?:in |early |late |mid-?)?(?P<month>[a-z]+)")
-
-
-def _gold_spans(text: str) -> list[Span]:
-    """The dates of a gold item; a bare month ("August", "in early May") is that month of any year."""
-    spans = date_spans(text)
-    match = _BARE_MONTH.fullmatch(text.strip().casefold())
-    if spans or match is None or match.group("month") not in _MONTH_NUMBERS:
-        return spans
-    month = _MONTH_NUMBERS[match.group("month")]
-    last = calendar.monthrange(2000, month)[1]
-    return [Span(date(2000, month, 1), date(2000, month, last), text, yearless=True)]
-
-
-_MONTH_NUMBERS = {name.casefold(): number for number, name in enumerate(calendar.month_name) if name}
 
 
 def _stating(
