@@ -699,3 +699,36 @@ def test_an_annotated_turn_naming_the_month_by_next_month_is_traced_not_a_later_
     with ws:
         assert result.error_type == "RetrievalError", result.explanation
         assert "mem-1" in result.explanation
+
+
+def test_a_sentence_counts_by_its_own_words_though_most_are_the_questions(tmp_path: Path) -> None:
+    """LoCoMo conv-42 q19 in small: "found some more amazing trails in my town" shares "found", "hiking"
+    and "trails" with the question; what is left ("went", "amazing", "town") still shows the fact's
+    source, and both counted turns were in the context: the answer step miscounted."""
+    turns = {
+        "D8:4": "Noor: On a different note, I found an awesome hiking trail in my hometown yesterday!"
+        " It was gorgeous. Nature is so inspiring, and it's a great way to reset.",
+        "D11:3": "Noor: I went hiking and found some more amazing trails in my town. It was such an awesome"
+        " experience! I think I am an expert hiker now.",
+    }
+    facts = {
+        "mem-1": ("D8:4", "Noor found an awesome hiking trail in Noor's hometown"),
+        "mem-2": ("D11:3", "Noor went hiking and found some more amazing trails in Noor's town"),
+    }
+    with mt.run(tmp_path, name="trails", system="mem0") as run:
+        messages = {}
+        with mt.op("load", category="construction") as op:
+            for turn, text in turns.items():
+                messages[turn] = op.output(turn, text, category="message")
+        for unit, (turn, fact) in facts.items():
+            with mt.op("extract_facts", category="extraction") as op:
+                op.use(messages[turn])
+                run.memory(unit).create({"memory": fact, "sources": [turn]}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            found = op.output("retrieved", [f"[{t}] {f}" for t, f in facts.values()], category="retrieved")
+        answer_wrongly(
+            run, found, "How many times has Noor found new hiking trails?", "twice", list(turns), "once"
+        )
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "ResponseError", result.explanation

@@ -104,12 +104,16 @@ def statements_of(
     whole = Statement(what_words(words - asked, speakers) or words, frozenset(), bool(HEDGE.search(text)))
     # The answer is inferred ("How many dogs?" from "meet Toby, my puppy"): a fact drawn from one of
     # the message's sentences is drawn from the message, as half of that sentence shows.
-    own = [
-        Statement(what, frozenset(), bool(HEDGE.search(sentence)))
-        for sentence in sentences(text)
-        if len(what := what_words(content_stems(sentence) - asked, speakers)) >= _SENTENCE_WORDS
-    ]
-    return (whole, *own) if len(own) > 1 else (whole,)
+    # A sentence counts by its own words, the question's too ("found some more amazing trails in my
+    # town" for "How many times has Joanna found new hiking trails?"); a part must hold half of the
+    # rest, two at least.
+    own = []
+    for sentence in sentences(text):
+        said = what_words(content_stems(sentence), speakers)
+        what = said - asked
+        if len(said) >= _SENTENCE_WORDS and len(what) >= 2:
+            own.append(Statement(what, frozenset(), bool(HEDGE.search(sentence))))
+    return (whole, *(statement for statement in own if statement.words != whole.words))
 
 
 #: The fewest words that make a sentence a statement of its own ("How've you been?" is none).
