@@ -27,6 +27,7 @@ DEV_SETS = (
     # Cases whose attribution changed in a session (2026-12-07), drawn after the change, labelled blind.
     ("r12-changed.json", "changed_cases.json", "labels_changed.json"),
     ("r13-changed2.json", "changed2_cases.json", "labels_changed2.json"),
+    ("r14-changed3.json", "changed3_cases.json", "labels_changed3.json"),
 )
 
 
