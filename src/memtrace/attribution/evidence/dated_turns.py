@@ -37,11 +37,11 @@ def turns_naming_date(
             return False
         return any(s.within(g) for s in date_spans(resolve_relative(said)) for g in golds)
 
+    if any(_said_within(graph, v, golds) for v, _ in turns if v.id in annotated):
+        return None  # said on that day: the annotated turns state it by their stamp, as most do
     names = frozenset().union(*(content_stems(n) for n in run_speakers(graph) if n))
     event = asked - names  # "Maria" is in most turns of her sessions; "beach" is what was asked
     relating = [v for v, w in turns if w & event]
-    if any(_said_within(graph, v, golds) for v, _ in turns if v.id in annotated):
-        return None  # said on that day: the annotated turns state it by their stamp, as most do
     for where, chosen in (
         ("annotated", [v for v in relating if v.id in annotated]),
         ("session", [v for v in relating if session_of(v) in sessions and v.id not in annotated]),

@@ -332,7 +332,7 @@ def _about_another_person(
     if subject is None or not annotated:
         return None
     said_by = _speakers(graph)
-    words_of = {v.id: words for v, words in _turn_words(graph)}
+    words_of = {v.id: words for v, words in _turn_words(graph)} if stated else {}
     for need in stated:  # their own turn says it: the annotation points at the wrong turn
         own = [v for v in need.messages if said_by.get(v.id) == subject]
         if any(need.by_date or need.words <= words_of.get(v.id, frozenset()) for v in own):
