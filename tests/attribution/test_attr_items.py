@@ -732,3 +732,36 @@ def test_a_sentence_counts_by_its_own_words_though_most_are_the_questions(tmp_pa
     result, ws = _attribute(tmp_path, run.id)
     with ws:
         assert result.error_type == "ResponseError", result.explanation
+
+
+def test_an_annotated_turn_said_on_the_gold_date_is_traced_not_a_relative_date_beside_it(
+    tmp_path: Path,
+) -> None:
+    """LoCoMo conv-30 q10 in small: the gold "February, 2023" is the day the annotated turn was said; a
+    turn of the same session saying "this month" about the artist is no better source of it."""
+    with mt.run(tmp_path, name="artist", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            op.output("session_5_date", "4:10 pm on 8 February, 2023", category="session_date")
+            teamed = op.output(
+                "D5:5", "Gina: I teamed up with a local artist for some cool designs!", category="message"
+            )
+            op.output("D5:7", "Gina: This month the artist and I also start a podcast.", category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(teamed)
+            run.memory("mem-1").create(
+                {"memory": "Gina teamed up with a local artist for cool designs [said on 8 February 2023]"},
+                by=op,
+            )
+        with mt.op("search", category="retrieval") as op:
+            found = op.output(
+                "retrieved",
+                ["Gina teamed up with a local artist for cool designs [said on 8 February 2023]"],
+                category="retrieved",
+            )
+        answer_wrongly(
+            run, found, "When did Gina team up with a local artist?", "February, 2023", ["D5:5"], "March 2023"
+        )
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "ResponseError", result.explanation
+        assert "does not state" not in result.explanation
