@@ -28,6 +28,8 @@ DEV_SETS = (
     ("r12-changed.json", "changed_cases.json", "labels_changed.json"),
     ("r13-changed2.json", "changed2_cases.json", "labels_changed2.json"),
     ("r14-changed3.json", "changed3_cases.json", "labels_changed3.json"),
+    # A sixth development set, drawn at random (session of 2026-12-07, second sitting), labelled blind.
+    ("r15-dev6.json", "dev6_cases.json", "labels_dev6.json"),
 )
 
 
