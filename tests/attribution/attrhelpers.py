@@ -35,6 +35,30 @@ def answer_wrongly(
     case.judge(False)
 
 
+def mem0_case(
+    workspace: Path,
+    turns: dict[str, str],
+    facts: dict[str, tuple[str, str]],
+    retrieved: list[str],
+    case: tuple[str, str, list[str], str],
+) -> str:
+    """Mem0-like: the turns, one extraction per turn writing its facts ({unit: (memory, turn)}), a search
+    returning `retrieved`, and the case (question, gold, evidence, prediction) answered wrong."""
+    with mt.run(workspace, name="mem0-case", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            messages = {name: op.output(name, text, category="message") for name, text in turns.items()}
+        for name in dict.fromkeys(turn for _, turn in facts.values()):
+            with mt.op("extract_facts", category="extraction") as op:
+                op.use(messages[name])
+                for unit, (memory, turn) in facts.items():
+                    if turn == name:
+                        run.memory(unit).create({"memory": memory}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            found = op.output("retrieved", retrieved, category="retrieved")
+        answer_wrongly(run, found, *case)
+        return run.id
+
+
 def window_of(run: Recorder, lines: list[tuple[str, str]]) -> tuple[MemoryUnit, list[str]]:
     """Long-context-like: each turn is recorded, then appended to one `window` unit as "[id] text".
     Returns the unit and its lines, for the test's own trims."""

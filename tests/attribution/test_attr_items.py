@@ -7,7 +7,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from attrhelpers import PEPPER, answer_wrongly, pets_run, window_of
+from attrhelpers import PEPPER, answer_wrongly, mem0_case, pets_run, window_of
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
@@ -300,35 +300,11 @@ def test_a_question_about_a_wish_is_answered_by_the_plan(tmp_path: Path) -> None
         assert any(v.name == "D2:3" for v in ws.graph(run.id).inputs(extraction.id)), result.explanation
 
 
-def _mem0_case(
-    workspace: Path,
-    turns: dict[str, str],
-    facts: dict[str, tuple[str, str]],
-    retrieved: list[str],
-    case: tuple[str, str, list[str], str],
-) -> str:
-    """Mem0-like: the turns, one extraction per turn writing its facts ({unit: (memory, turn)}), a search
-    returning `retrieved`, and the case (question, gold, evidence, prediction) answered wrong."""
-    with mt.run(workspace, name="mem0-case", system="mem0") as run:
-        with mt.op("load", category="construction") as op:
-            messages = {name: op.output(name, text, category="message") for name, text in turns.items()}
-        for name in dict.fromkeys(turn for _, turn in facts.values()):
-            with mt.op("extract_facts", category="extraction") as op:
-                op.use(messages[name])
-                for unit, (memory, turn) in facts.items():
-                    if turn == name:
-                        run.memory(unit).create({"memory": memory}, by=op)
-        with mt.op("search", category="retrieval") as op:
-            found = op.output("retrieved", retrieved, category="retrieved")
-        answer_wrongly(run, found, *case)
-        return run.id
-
-
 def test_a_count_is_carried_only_by_a_part_with_its_number(tmp_path: Path) -> None:
     """'Max is 8 years old' shares 'years old' with Luna's 'she is 5 years old': it carries Max's item,
     never Luna's, and the search that left Luna's memory out is blamed."""
     max_said, luna_said = "Max is already old, he is 8 years old.", "She is younger, she is 5 years old."
-    run_id = _mem0_case(
+    run_id = mem0_case(
         tmp_path,
         {"D22:27": f"Deborah: {max_said}", "D22:29": f"Deborah: {luna_said}"},
         {"mem-1": (max_said, "D22:27"), "mem-2": (luna_said, "D22:29")},
@@ -378,7 +354,7 @@ def test_a_part_about_the_other_speaker_carries_an_answer_naming_them(tmp_path: 
     """'Who invited Nate to the trails?' is answered by Joanna's line: a fact tagged with the exchange
     that names only Joanna is about the answer, not about someone else."""
     fact = "[D11:16,D11:17] Joanna would love for someone to come down and join her on the trails."
-    run_id = _mem0_case(
+    run_id = mem0_case(
         tmp_path,
         {
             "D11:16": "Nate: I could use some fresh air!",
@@ -396,7 +372,7 @@ def test_a_part_about_the_other_speaker_carries_an_answer_naming_them(tmp_path: 
 def test_spoken_forms_state_the_words_they_stand_for(tmp_path: Path) -> None:
     """'make 'em wanna come back' in the context states the gold 'want them to come back'."""
     memory = "Just creating an experience that'll make 'em wanna come back."
-    run_id = _mem0_case(
+    run_id = mem0_case(
         tmp_path,
         {"D3:8": f"Gina: Making my spot inviting is key. I want 'em to feel at home. {memory}"},
         {"mem-1": (memory, "D3:8")},
@@ -454,7 +430,7 @@ def test_facts_of_one_exchange_in_the_context_carry_an_item_together(tmp_path: P
         "[D5:9,D5:10] Jolene is thinking of teaming up with local schools to do workshops.",
         "[D5:9,D5:10] We could even invite engineers as guest speakers to show kids their career options.",
     ]
-    run_id = _mem0_case(
+    run_id = mem0_case(
         tmp_path,
         {"D5:9": turn},
         {f"mem-{number}": (fact.split("] ", 1)[1], "D5:9") for number, fact in enumerate(facts, 1)},

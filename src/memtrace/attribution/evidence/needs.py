@@ -11,6 +11,7 @@ turn mentions is suspected to be an annotation error (LoCoMo has some), never a 
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,8 +27,8 @@ from .words import (
     answer_item_texts,
     asks_about_plan,
     content_stems,
-    first_named,
     numbers_in,
+    people_asked_about,
     plan_aware_stems,
     unplanned,
 )
@@ -82,6 +83,8 @@ class AnswerNeeds:
 
     items: list[ItemNeed] = field(default_factory=list)
     unstated: list[str] = field(default_factory=list)
+    #: Items of `unstated` that only another speaker's question names: mentioned, but not stated.
+    only_asked: list[str] = field(default_factory=list)
     #: Set when the gold answer names something no turn of the conversation mentions.
     unsupported: str | None = None
 
@@ -164,11 +167,14 @@ def answer_needs(
     needs = AnswerNeeds()
     # A question about a plan or a wish ("what does John want to teach...") is answered by the plan.
     done_first = not asks_about_plan(case.question)
+    subjects = people_asked_about(case.question, set(_speakers(graph).values()))
     for gold in case.gold:
         for text, words in answer_item_texts(gold):
             if any(other.words == words for other in needs.items):
                 continue
-            need = _stating(
+
+            stating = functools.partial(
+                _stating,
                 text,
                 words,
                 turns,
@@ -180,6 +186,9 @@ def answer_needs(
                 _speakers(graph),
                 lambda v: message_text(graph.value(v.id)),
             )
+            need = stating(subjects)
+            if need is None and subjects and stating(frozenset()) is not None:
+                needs.only_asked.append(text)
             if need is None or need.where != "annotated":
                 dated = turns_naming_date(graph, text, turns, annotated_ids, sessions, asked)
                 if dated is not None and dated[0] == "annotated":
@@ -195,7 +204,7 @@ def answer_needs(
                 needs.items.append(need)
     if case.category != "open-domain":  # open-domain questions are answered from world knowledge
         needs.unsupported = _unmentioned_name(
-            case, [w for _, w in turns], len(needs.items)
+            case, [w for _, w in turns], len(needs.items) + len(needs.only_asked)
         ) or _about_another_person(graph, case, annotated, needs.items)
     return needs
 
@@ -211,17 +220,23 @@ def _stating(
     done_first: bool = True,
     speakers: dict[str, str] | None = None,
     texts: Callable[[VariableVersion], str] = lambda v: "",
+    subjects: frozenset[str] = frozenset(),
 ) -> ItemNeed | None:
     """The turns stating one item: the annotated ones, else their sessions', else the conversation's;
-    None if none does."""
+    None if none does. Beyond the annotated turns, another speaker asking about it ("Have you read
+    all of George R. R. Martin's books?", asked about Tim) states nothing."""
     speakers = speakers or {}
     stating = [(v, w) for v, w in turns if words <= unplanned(w)]
     done_ids = {v.id for v, w in stating if words <= w}  # said as done, not only planned
+
+    def states(v: VariableVersion) -> bool:
+        return not subjects or speakers.get(v.id) in subjects or not asks_only(texts(v), words)
+
     found: dict[str, tuple[VariableVersion, str]] = {}
     stages = [("annotated", [v for v, _ in stating if v.id in annotated])]
     if not _is_count(words):  # a bare number is on many lines: only the annotated turns show its source
-        stages.append(("session", [v for v, _ in stating if session_of(v) in sessions]))
-        stages.append(("conversation", [v for v, w in stating if (w - words) & asked]))
+        stages.append(("session", [v for v, _ in stating if session_of(v) in sessions and states(v)]))
+        stages.append(("conversation", [v for v, w in stating if (w - words) & asked and states(v)]))
     # The nearest turns that state it (a later look-alike is another event); a plan ("thinking about
     # kayaking") gives way to a turn saying it happened, wherever that turn is.
     for done in (True, False) if done_first else (False,):
@@ -255,6 +270,23 @@ def _stating(
         return None
     ordered = list(found.values())
     return ItemNeed(text, text, words, tuple(v for v, _ in ordered), ordered[0][1])
+
+
+#: Where a sentence ends: not after an initial ("George R. R. Martin").
+_SENTENCE_END = re.compile(r"(?<![\s.][A-Z])(?<!^[A-Z])[.!?]+(?=\s|$)")
+_BRACKETED = re.compile(r"\s*\[[^\]]*\]")
+
+
+def asks_only(text: str, words: frozenset[str]) -> bool:
+    """Whether every sentence of a turn holding all of an item's words is a question."""
+    body = _BRACKETED.sub("", text)
+    holding, start = [], 0
+    for end in [*(m.end() for m in _SENTENCE_END.finditer(body)), len(body)]:
+        sentence = body[start:end].strip()
+        start = end
+        if sentence and words <= unplanned(plan_aware_stems(sentence)):
+            holding.append(sentence)
+    return bool(holding) and all(sentence.endswith("?") for sentence in holding)
 
 
 def _unmentioned_name(case: Case, turns: list[frozenset[str]], stated: int = 0) -> str | None:
@@ -327,10 +359,11 @@ def _about_another_person(
     asked = content_stems(case.question)
     named = {name for name in speakers if content_stems(name) & asked}
     # Naming both, the question asks about the one it names first ("Why did Jolene reschedule their
-    # meeting with Deborah?" asks about Jolene).
-    subject = first_named(case.question, named) if len(named) > 1 else next(iter(named), None)
-    if subject is None or not annotated:
+    # meeting with Deborah?" asks about Jolene), or about both when it joins them ("Deborah and Jolene").
+    asked_about = people_asked_about(case.question, named)
+    if len(asked_about) != 1 or not annotated:
         return None
+    (subject,) = asked_about
     said_by = _speakers(graph)
     words_of = {v.id: words for v, words in _turn_words(graph)} if stated else {}
     for need in stated:  # their own turn says it: the annotation points at the wrong turn

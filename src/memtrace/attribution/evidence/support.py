@@ -26,8 +26,8 @@ from .words import (
     answer_rule,
     asks_about_plan,
     content_stems,
-    first_named,
     numbers_in,
+    people_asked_about,
     plan_aware_stems,
     stated_items,
     states_answer,
@@ -343,7 +343,9 @@ class OverlapScorer:
         named = [t.split(": ", 1)[0] for _, t in evidence if ": " in t[:40]]
         people = [*speakers, *named]
         speakers = frozenset().union(*(content_stems(name) for name in people))
-        asked_about = content_stems(first_named(question, people) or "")
+        asked_about = frozenset().union(
+            *(content_stems(name) for name in people_asked_about(question, people))
+        )
         items = tuple(item for g in gold for item in answer_items(g))
         keys, labels, statements = [], [], []
         for label, said in evidence:

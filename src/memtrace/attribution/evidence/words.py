@@ -105,6 +105,21 @@ def first_named(question: str, names: Iterable[str]) -> str | None:
     return min(at, key=at.__getitem__) if at else None
 
 
+def people_asked_about(question: str, names: Iterable[str]) -> frozenset[str]:
+    """Whom a question asks about: the person it names first, and whoever it joins to that name ("What
+    do Deborah and Jolene use to relax?" asks about both; "Why did Jolene call Deborah?" about Jolene)."""
+    names = [name for name in names if name]
+    first = first_named(question, names)
+    if first is None:
+        return frozenset()
+    joined = {first}
+    for name in names:
+        both = rf"\b{re.escape(first)}(?:'s)?\s*(?:,|and|&)\s*{re.escape(name)}\b"
+        if name != first and re.search(both, question, re.IGNORECASE):
+            joined.add(name)
+    return frozenset(joined)
+
+
 STAMP = re.compile(r"\s*\[said on (?P<date>[^\]]+)\]\s*$")
 
 

@@ -18,7 +18,13 @@ from ..evidence.anatomy import CaseAnatomy
 from ..evidence.needs import copy_states, phrase_of
 from ..evidence.statements import WHEN_WORDS
 from ..evidence.support import SupportScorer, Target, carrying_part, exchange_joins, value_parts
-from ..evidence.words import answer_item_texts, asks_about_plan, content_stems, first_named, plan_aware_stems
+from ..evidence.words import (
+    answer_item_texts,
+    asks_about_plan,
+    content_stems,
+    people_asked_about,
+    plan_aware_stems,
+)
 from ..model import Attribution, PathRole, PathStep
 from .flow_losses import quote
 
@@ -47,7 +53,9 @@ def stated_elsewhere(
     names = frozenset().union(*(content_stems(name) for name in speakers))
     # When it was said is no tie: every line is stamped with a date ("October 2022").
     topical = frozenset(w for w in asked - names if w not in WHEN_WORDS and not w.isdigit())
-    subject = content_stems(first_named(case.question, speakers) or "") & asked
+    subject = (
+        frozenset().union(*(content_stems(n) for n in people_asked_about(case.question, speakers))) & asked
+    )
     phrase = phrase_of(item, names)
     asks_plan = asks_about_plan(case.question)
 

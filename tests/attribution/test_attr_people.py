@@ -1,0 +1,104 @@
+"""Whom a question asks about: both people it joins, and never the one who only asks the other."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from attrhelpers import answer_wrongly, mem0_case
+
+import memtrace as mt
+from memtrace.attribution import FlowMethod
+from memtrace.attribution.evidence.needs import asks_only
+from memtrace.attribution.evidence.words import content_stems, people_asked_about
+
+
+def _attribute(workspace: Path, run_id: str) -> tuple[str, str | None, str]:
+    with mt.open(workspace) as ws:
+        (case,) = ws.cases(run_id)
+        result = FlowMethod().attribute(ws.graph(run_id), case)
+    return result.error_type, result.op_id, result.explanation
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        ("What do Priya and Tomas pack for their climbing trips?", {"Priya", "Tomas"}),
+        ("What are Priya's and Tomas's favourite crags?", {"Priya", "Tomas"}),
+        ("Why did Priya call Tomas on Sunday?", {"Priya"}),
+        ("Which crag does Tomas like?", {"Tomas"}),
+    ],
+)
+def test_a_question_joining_two_names_asks_about_both(question: str, asked: set[str]) -> None:
+    assert people_asked_about(question, ["Priya", "Tomas"]) == asked
+
+
+def test_a_line_of_the_second_person_joined_in_the_question_carries_their_item(tmp_path: Path) -> None:
+    """Asked what Priya and Tomas pack, Tomas's own rope is an item, not a line about someone else:
+    his live memory that the search left out makes it a RetrievalError, not a lost extraction."""
+    run_id = mem0_case(
+        tmp_path,
+        {
+            "D1:1": "Priya: I never go climbing without my chalk bag.",
+            "D1:2": "Tomas: And I always bring a spare rope on our climbing trips.",
+        },
+        {
+            "mem-1": ("Priya never goes climbing without her chalk bag", "D1:1"),
+            "mem-2": ("Tomas always brings a spare rope on climbing trips", "D1:2"),
+        },
+        ["Priya never goes climbing without her chalk bag", "Priya likes oat milk"],
+        (
+            "What do Priya and Tomas pack for their climbing trips?",
+            "chalk bag, spare rope",
+            ["D1:1", "D1:2"],
+            "a chalk bag",
+        ),
+    )
+    error_type, op_id, why = _attribute(tmp_path, run_id)
+    assert error_type == "RetrievalError", why
+    assert op_id is not None and op_id.startswith("search#"), why
+    assert "mem-2" in why, why
+
+
+def test_a_sentence_only_asking_about_an_item_does_not_state_it() -> None:
+    item = content_stems("R. R. Martin")
+    assert asks_only("Marco: Nice! Have you read all of George R. R. Martin's books? [shares a photo]", item)
+    assert not asks_only("Ines: I have read all of George R. R. Martin's books. Have you?", item)
+    assert not asks_only("Ines: Sounds fun, see you then!", item)  # not said at all: nothing asked
+
+
+def test_an_item_only_the_other_speaker_asks_about_is_not_traced_to_that_question(tmp_path: Path) -> None:
+    """Asked which authors Ines read, Marco's "Have you read any Terry Pratchett?" states nothing about
+    her: the item is left unstated, and the search that missed her live Le Guin memory is blamed, not
+    the extraction that wrote no fact from Marco's question."""
+    with mt.run(tmp_path, name="authors", system="mem0") as run:
+        turns = {
+            "D1:1": "Ines: I just finished a novel by Ursula Le Guin, what a read.",
+            "D1:2": "Marco: Sounds great, enjoy your weekend.",
+            "D5:3": "Marco: Have you read any Terry Pratchett books yet?",
+            "D5:4": "Ines: Not yet, but they are on my list!",
+        }
+        with mt.op("load", category="construction") as op:
+            messages = {name: op.output(name, text, category="message") for name, text in turns.items()}
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(messages["D1:1"])
+            op.use(messages["D1:2"])
+            run.memory("mem-1").create({"memory": "Ines finished a novel by Ursula Le Guin"}, by=op)
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(messages["D5:3"])
+            op.use(messages["D5:4"])
+            run.memory("mem-2").create({"memory": "Ines has some books on her reading list"}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            found = op.output("retrieved", ["Ines has some books on her reading list"], category="retrieved")
+        answer_wrongly(
+            run,
+            found,
+            "Which authors has Ines read books from?",
+            "Ursula Le Guin, Terry Pratchett",
+            ["D1:1"],
+            "Not mentioned in the conversation",
+        )
+    error_type, op_id, why = _attribute(tmp_path, run.id)
+    assert error_type == "RetrievalError", why
+    assert op_id is not None and op_id.startswith("search#"), why
+    assert "No turn states 'terry pratchett'" in why, why
