@@ -30,6 +30,10 @@ DEV_SETS = (
     ("r14-changed3.json", "changed3_cases.json", "labels_changed3.json"),
     # A sixth development set, drawn at random (session of 2026-12-07, second sitting), labelled blind.
     ("r15-dev6.json", "dev6_cases.json", "labels_dev6.json"),
+    # The cases the joint-subject and asked-only rules moved, drawn after them, labelled blind.
+    ("r16-changed4.json", "changed4_cases.json", "labels_changed4.json"),
+    # The cases the per-person rule moved, drawn after it, labelled blind.
+    ("r17-changed5.json", "changed5_cases.json", "labels_changed5.json"),
 )
 
 

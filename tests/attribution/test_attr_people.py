@@ -102,3 +102,51 @@ def test_an_item_only_the_other_speaker_asks_about_is_not_traced_to_that_questio
     assert error_type == "RetrievalError", why
     assert op_id is not None and op_id.startswith("search#"), why
     assert "No turn states 'terry pratchett'" in why, why
+
+
+def _climbing_run(workspace: Path, question: str, gold: str, retrieved: list[str]) -> str:
+    """Priya and Tomas each said they went to the bouldering gym; one memory each, both live."""
+    return mem0_case(
+        workspace,
+        {
+            "D1:1": "Priya: I finally went to the new bouldering gym downtown last night!",
+            "D1:2": "Tomas: Same here, I went to the bouldering gym on Tuesday.",
+        },
+        {
+            "mem-1": ("Priya went to the new bouldering gym downtown", "D1:1"),
+            "mem-2": ("Tomas went to the bouldering gym on Tuesday", "D1:2"),
+        },
+        retrieved,
+        (question, gold, ["D1:1", "D1:2"], "Not mentioned in the conversation"),
+    )
+
+
+def test_an_answer_about_two_people_needs_a_turn_of_each(tmp_path: Path) -> None:
+    """ "Did Priya and Tomas both go?" (yes) rests on each one's turn: a context with Priya's alone is
+    a partial carrier, and the search that left Tomas's live memory out is blamed."""
+    run_id = _climbing_run(
+        tmp_path,
+        "Did Priya and Tomas both go to the bouldering gym?",
+        "Yes",
+        ["Priya went to the new bouldering gym downtown", "Priya likes oat milk"],
+    )
+    error_type, op_id, why = _attribute(tmp_path, run_id)
+    assert error_type == "RetrievalError", why
+    assert op_id is not None and op_id.startswith("search#"), why
+    assert "missed 'Tomas (D1:2)'" in why, why
+
+
+def test_one_shared_place_is_held_by_either_turn_unless_asked_of_both(tmp_path: Path) -> None:
+    """ "Where did Priya and Tomas go?" is answered by either line saying the gym; asked where they
+    "both" went, the context needs each one's line."""
+    retrieved = ["Priya went to the new bouldering gym downtown"]
+    either = _climbing_run(
+        tmp_path / "either", "Where did Priya and Tomas go?", "the bouldering gym", retrieved
+    )
+    both = _climbing_run(
+        tmp_path / "both", "Where have Priya and Tomas both been?", "the bouldering gym", retrieved
+    )
+    error_type, _, why = _attribute(tmp_path / "either", either)
+    assert error_type == "ResponseError", why
+    error_type, _, why = _attribute(tmp_path / "both", both)
+    assert error_type == "RetrievalError", why

@@ -328,6 +328,22 @@ def run_speakers(graph: GraphQueries) -> frozenset[str]:
     )
 
 
+def turn_speakers(graph: GraphQueries) -> dict[str, str]:
+    """Who said each turn (the name before its ': '), by version id, cached per graph."""
+
+    def build() -> dict[str, str]:
+        turns = message_versions(graph)
+        values = graph.values(turns)
+        said = {}
+        for v in turns:
+            head, sep, _ = message_text(values[v.id]).partition(": ")
+            if sep and len(head) <= 40:
+                said[v.id] = head
+        return said
+
+    return graph.derived("turn-speakers", build)
+
+
 def locate_evidence(
     graph: GraphQueries,
     case: Case,

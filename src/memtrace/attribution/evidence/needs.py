@@ -20,7 +20,7 @@ from ...eval.strict import strip_dates
 from ...graph import Case, GraphQueries, VariableVersion
 from ...text import porter_stem, tokenize
 from .dated_turns import turns_naming_date
-from .locate import message_text, message_versions, run_speakers, session_of
+from .locate import message_text, message_versions, run_speakers, session_of, turn_speakers
 from .words import (
     IRREGULAR_FORMS,
     STAMP,
@@ -111,22 +111,6 @@ def _turn_words(graph: GraphQueries) -> list[tuple[VariableVersion, frozenset[st
     return graph.derived("turn-words", build)
 
 
-def _speakers(graph: GraphQueries) -> dict[str, str]:
-    """Who said each turn (the name before its ': '), by version id, cached per graph."""
-
-    def build() -> dict[str, str]:
-        turns = message_versions(graph)
-        values = graph.values(turns)
-        said = {}
-        for v in turns:
-            head, sep, _ = message_text(values[v.id]).partition(": ")
-            if sep and len(head) <= 40:
-                said[v.id] = head
-        return said
-
-    return graph.derived("turn-speakers", build)
-
-
 def copy_states(item: str, text: str) -> bool:
     """Whether a turn restates the item itself, not only its words: a phrase as written ("the support
     group has...") or a name as a name ("Melbourne"); "inspired by Witcher 3" is no copy of "inspired"."""
@@ -167,7 +151,7 @@ def answer_needs(
     needs = AnswerNeeds()
     # A question about a plan or a wish ("what does John want to teach...") is answered by the plan.
     done_first = not asks_about_plan(case.question)
-    subjects = people_asked_about(case.question, set(_speakers(graph).values()))
+    subjects = people_asked_about(case.question, set(turn_speakers(graph).values()))
     for gold in case.gold:
         for text, words in answer_item_texts(gold):
             if any(other.words == words for other in needs.items):
@@ -183,7 +167,7 @@ def answer_needs(
                 sessions,
                 asked,
                 done_first,
-                _speakers(graph),
+                turn_speakers(graph),
                 lambda v: message_text(graph.value(v.id)),
             )
             need = stating(subjects)
@@ -364,7 +348,7 @@ def _about_another_person(
     if len(asked_about) != 1 or not annotated:
         return None
     (subject,) = asked_about
-    said_by = _speakers(graph)
+    said_by = turn_speakers(graph)
     words_of = {v.id: words for v, words in _turn_words(graph)} if stated else {}
     for need in stated:  # their own turn says it: the annotation points at the wrong turn
         own = [v for v in need.messages if said_by.get(v.id) == subject]

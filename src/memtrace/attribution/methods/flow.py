@@ -10,6 +10,7 @@ No LLM, a few milliseconds per case; `Undetermined` with the reason when it cann
 
 from __future__ import annotations
 
+import re
 import time
 import weakref
 from typing import Any
@@ -22,6 +23,7 @@ from ..evidence.anatomy import CaseAnatomy, case_anatomy
 from ..evidence.locate import dated_message, locate_evidence, run_speakers
 from ..evidence.losses import live_state
 from ..evidence.needs import ItemNeed, answer_needs
+from ..evidence.people import turns_by_person
 from ..evidence.support import (
     OverlapScorer,
     SupportScorer,
@@ -30,11 +32,13 @@ from ..evidence.support import (
     carrying_part,
     value_words,
 )
-from ..evidence.words import asks_count
+from ..evidence.words import asks_count, content_stems
 from ..model import Attribution, Cost, PathRole, PathStep, undetermined
 from .flow_elsewhere import held_in_context, held_jointly_in_context, stated_elsewhere
 from .flow_items import combine_items, elsewhere_note, suspected_annotation_error
 from .flow_losses import extraction_error, loss_error, quote, shown
+
+_BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
 
 
 class _GraphFacts:
@@ -148,6 +152,27 @@ class FlowMethod:
                 for v in found.versions
             ]
             return combine_items(graph, case, anatomy, traced, self.name)
+        shared = len(needs.items) == 1 and not needs.unstated and _BOTH.search(case.question) is not None
+        per_person = (
+            turns_by_person(graph, case.question, found.versions) if shared or not needs.items else []
+        )
+        if per_person:
+            # "Did Jon and Gina both compete?": an answer inferred about each person joined in the
+            # question, or one fact they "both" share, needs a turn of each, as a list each item.
+            traced = [
+                (
+                    ItemNeed(
+                        f"{person} ({', '.join(v.name for v in turns)})",
+                        None,
+                        frozenset(),
+                        turns,
+                        "annotated",
+                    ),
+                    self._trace(graph, case, anatomy, list(turns), found.source, about=person),
+                )
+                for person, turns in per_person
+            ]
+            return combine_items(graph, case, anatomy, traced, self.name)
         if needs.items and needs.items[0].where != "annotated":  # the annotated turns do not state it
             need = needs.items[0]
             result = self._trace(graph, case, anatomy, list(need.messages), need.where)
@@ -168,9 +193,11 @@ class FlowMethod:
         source: str,
         item: str | None = None,
         restated: str | None = None,
+        about: str | None = None,
     ) -> Attribution:
-        """Follow the information of these evidence turns (one item of the answer, when given) through
-        memory to the answer step, and decide by the taxonomy."""
+        """Follow the information of these evidence turns (one item of the answer, when given; about
+        one of the people the question joins, when given) through memory to the answer step, and
+        decide by the taxonomy."""
         facts = self._graph_facts(graph)
         gold = [item] if item is not None else case.gold
         target = self.scorer.prepare(
@@ -181,6 +208,9 @@ class FlowMethod:
         )
         if target.empty:
             return undetermined(graph, case, self.name, "the evidence and gold answer have no content words")
+        if about is not None:  # a line about the other person joined in the question carries nothing
+            person = content_stems(about)
+            target.asked_about, target.others = person, (target.others | target.asked_about) - person
         path = [
             PathStep("var", v.id, v.seq, f"evidence ({source})", True, role=PathRole.EVIDENCE)
             for v in evidence
