@@ -34,6 +34,8 @@ DEV_SETS = (
     ("r16-changed4.json", "changed4_cases.json", "labels_changed4.json"),
     # The cases the per-person rule moved, drawn after it, labelled blind.
     ("r17-changed5.json", "changed5_cases.json", "labels_changed5.json"),
+    # A seventh development set, drawn at random after those rules, labelled blind.
+    ("r18-dev7.json", "dev7_cases.json", "labels_dev7.json"),
 )
 
 
