@@ -36,6 +36,10 @@ DEV_SETS = (
     ("r17-changed5.json", "changed5_cases.json", "labels_changed5.json"),
     # A seventh development set, drawn at random after those rules, labelled blind.
     ("r18-dev7.json", "dev7_cases.json", "labels_dev7.json"),
+    # The cases the split-facts rule moved, drawn after it: two blind readers (the first was told an
+    # item may be spread over units written from one turn; the second was told nothing of it).
+    ("r19-changed6.json", "changed6_cases.json", "labels_changed6.json"),
+    ("r19b-changed6-second.json", "changed6_cases.json", "labels_changed6_second.json"),
 )
 
 

@@ -34,7 +34,7 @@ from ..evidence.support import (
 )
 from ..evidence.words import asks_count, content_stems
 from ..model import Attribution, Cost, PathRole, PathStep, undetermined
-from .flow_elsewhere import held_in_context, held_jointly_in_context, stated_elsewhere
+from .flow_elsewhere import held_in_context, held_jointly_in_context, held_jointly_in_memory, stated_elsewhere
 from .flow_items import combine_items, elsewhere_note, suspected_annotation_error
 from .flow_losses import extraction_error, loss_error, quote, shown
 
@@ -257,6 +257,30 @@ class FlowMethod:
             )
             if jointly is not None:
                 return jointly
+            drawn = (
+                held_jointly_in_memory(graph, evidence, live, target, self.scorer, facts.words_of)
+                if restated is not None
+                else []
+            )
+            if drawn:
+                path.extend(
+                    PathStep(
+                        "var",
+                        v.id,
+                        v.seq,
+                        "in memory at question time (jointly)",
+                        True,
+                        role=PathRole.LIVE_AT_QUESTION,
+                    )
+                    for v in drawn
+                )
+                result = self._question_time_error(graph, case, anatomy, target, drawn[0], 1.0, path)
+                names = " and ".join(v.name for v in drawn)
+                result.explanation = (
+                    f"No memory unit holds {quote(restated)} alone, but {names}, drawn from "
+                    f"{', '.join(v.name for v in evidence)}, do together. {result.explanation}"
+                )
+                return result
             return extraction_error(graph, case, evidence, target, question_seq, path, self.scorer, self.name)
         live_carrying = [v for v in live.values() if v.id in carrying]
         first = min((graph.var(i) for i in carrying), key=lambda v: v.seq)

@@ -138,3 +138,37 @@ def held_jointly_in_context(
         if held is not None:
             return held_in_context(graph, case, anatomy, item, version, held.text, path, method)
     return None
+
+
+def held_jointly_in_memory(
+    graph: GraphQueries,
+    evidence: list[VariableVersion],
+    live: dict[str, VariableVersion],
+    target: Target,
+    scorer: SupportScorer,
+    words_of: WordsOf,
+) -> list[VariableVersion]:
+    """No memory unit holds the item alone, but units drawn from its turn do together, at question
+    time (mem0 wrote "a couch that can sit multiple people ... really fluffy" and "a blanket that has a
+    little bit of weight" as two facts of one turn, for "fluffy blanket"). Empty when none do."""
+    if not hasattr(scorer, "score_words"):
+        return []
+    live_by_id = {v.id: v for v in live.values()}
+    for turn in evidence:
+        drawn = [
+            live_by_id[node.id]
+            for node in graph.descendants(turn.id, depth=_DRAWN_DEPTH)
+            if node.kind == "var" and node.id in live_by_id
+        ]
+        if len(drawn) < 2:
+            continue
+        parts = words_of(graph, drawn)
+        joined = frozenset().union(*(words for v in drawn for words in parts[v.id]))
+        if scorer.score_words(target, (joined,)) >= scorer.threshold:
+            return sorted(drawn, key=lambda v: v.seq)
+    return []
+
+
+#: From a turn to the memory written from it: mem0's turn -> extraction -> facts -> decision -> unit
+#: is four hops, EverMemOS's buffer and memcell add two.
+_DRAWN_DEPTH = 6
