@@ -40,6 +40,7 @@ DEV_SETS = (
     # item may be spread over units written from one turn; the second was told nothing of it).
     ("r19-changed6.json", "changed6_cases.json", "labels_changed6.json"),
     ("r19b-changed6-second.json", "changed6_cases.json", "labels_changed6_second.json"),
+    ("r20-changed7.json", "changed7_cases.json", "labels_changed7.json"),
 )
 
 

@@ -16,7 +16,7 @@ import weakref
 from typing import Any
 
 from ...eval import says_unanswerable
-from ...graph import MEMORY_ENTRY, Case, GraphQueries, Operation, VariableVersion
+from ...graph import MEMORY_ENTRY, Case, GraphQueries, VariableVersion
 from ...llm import usage_scope
 from ...vocabulary import ErrorType
 from ..evidence.anatomy import CaseAnatomy, case_anatomy
@@ -29,14 +29,14 @@ from ..evidence.support import (
     SupportScorer,
     Target,
     best_part,
-    carrying_part,
     value_words,
 )
 from ..evidence.words import asks_count, content_stems
 from ..model import Attribution, Cost, PathRole, PathStep, undetermined
 from .flow_elsewhere import held_in_context, held_jointly_in_context, held_jointly_in_memory, stated_elsewhere
 from .flow_items import combine_items, elsewhere_note, suspected_annotation_error
-from .flow_losses import extraction_error, loss_error, quote, shown
+from .flow_losses import extraction_error, loss_error, quote
+from .flow_question_time import question_time_error
 
 _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
 
@@ -250,7 +250,9 @@ class FlowMethod:
                             PathRole.LIVE_AT_QUESTION,
                         )
                     )
-                return self._question_time_error(graph, case, anatomy, held, version, 1.0, path)
+                return question_time_error(
+                    graph, case, anatomy, self.scorer, self.name, held, version, 1.0, path
+                )
         if not carrying:
             jointly = held_jointly_in_context(
                 graph, case, anatomy, target, item or ", ".join(case.gold), self.scorer, path, self.name
@@ -274,7 +276,9 @@ class FlowMethod:
                     )
                     for v in drawn
                 )
-                result = self._question_time_error(graph, case, anatomy, target, drawn[0], 1.0, path)
+                result = question_time_error(
+                    graph, case, anatomy, self.scorer, self.name, target, drawn[0], 1.0, path
+                )
                 names = " and ".join(v.name for v in drawn)
                 result.explanation = (
                     f"No memory unit holds {quote(restated)} alone, but {names}, drawn from "
@@ -316,30 +320,9 @@ class FlowMethod:
                 "var", best.id, best.seq, "in memory at question time", True, role=PathRole.LIVE_AT_QUESTION
             )
         )
-        return self._question_time_error(graph, case, anatomy, target, best, carrying[best.id], path)
-
-    def _first_of_the_misses(self, graph: GraphQueries, anatomy: CaseAnatomy, target: Target) -> Operation:
-        """The retrieval that lost it for good: of the case's retrieval rounds (EverMemOS retrieves
-        again when the first round looks insufficient), the earliest after which every round missed.
-
-        Repairing that round alone rescues the answer (a sufficient first round ends retrieval),
-        while blaming the last round would name a repair that comes too late to be the earliest.
-        """
-        final = anatomy.retrieval_op
-        assert final is not None and anatomy.answer_op is not None
-        rounds = [
-            op
-            for op in graph.ops_by_category("retrieval")
-            if anatomy.question_seq <= op.seq <= final.seq and _retrieved_outputs(graph, op)
-        ]
-        blamed = final
-        for op in sorted(rounds, key=lambda o: o.seq, reverse=True):
-            outputs = _retrieved_outputs(graph, op)
-            values = graph.values(outputs)
-            if carrying_part(target, [(v.id, values[v.id]) for v in outputs], self.scorer) is not None:
-                break
-            blamed = op
-        return blamed
+        return question_time_error(
+            graph, case, anatomy, self.scorer, self.name, target, best, carrying[best.id], path
+        )
 
     def _carrying(
         self, graph: GraphQueries, target: Target, memory: list[VariableVersion]
@@ -375,87 +358,11 @@ class FlowMethod:
                 found.append(carrying)
         return found
 
-    def _question_time_error(
-        self,
-        graph: GraphQueries,
-        case: Case,
-        anatomy: CaseAnatomy,
-        target: Target,
-        held_by: VariableVersion,
-        held_score: float,
-        path: list[PathStep],
-    ) -> Attribution:
-        """In memory when asked: was it in the retrieved context? If so the answer step failed.
-
-        A ResponseError must show the part of the context that carries the information; when no part
-        does and no retrieval can be blamed, the method says it cannot decide.
-        """
-        answer_op = anatomy.answer_op
-        assert answer_op is not None
-        context = anatomy.context_vars
-        context_values = graph.values(context)
-        threshold = self.scorer.threshold
-        # One rule for "this part carries it" (support.carrying_part), the one verification checks.
-        found = [best_part(target, [(v.id, context_values[v.id])], self.scorer) for v in context]
-        parts = {p.var_id: p for p in found if p is not None}
-        context_score = max((p.support for p in parts.values()), default=0.0)
-        if context_score < threshold and anatomy.retrieval_op is not None:
-            op = self._first_of_the_misses(graph, anatomy, target)
-            path.append(PathStep("op", op.id, op.seq, "retrieved context misses it", False))
-            explanation = (
-                f"At question time {held_by.name} held "
-                f"{quote(shown(target, graph.value(held_by.id), self.scorer))} "
-                f"({held_by.id}), but {op.name} ({op.id}) did not put it in the context "
-                f"(best context support {context_score:.2f} < {threshold})."
-            )
-            confidence = 0.9 if context_score < threshold / 2 else 0.7
-            return Attribution(
-                graph.run.id, case.id, op.id, ErrorType.RETRIEVAL, confidence, explanation, self.name, path
-            )
-        if context_score < threshold:
-            where = "no context was found for it" if not context else "no part of its context carries it"
-            return undetermined(
-                graph,
-                case,
-                self.name,
-                f"At question time {held_by.name} held the information ({held_by.id}, support "
-                f"{held_score:.2f}), but {where} and no retrieval operation fed {answer_op.name} "
-                f"({answer_op.id}): neither a RetrievalError nor a ResponseError can be shown.",
-                path=path,
-            )
-        carrying = [v for v in context if v.id in parts and parts[v.id].support >= threshold]
-        path.extend(
-            PathStep(
-                "var", v.id, v.seq, "in the answer's context", True, parts[v.id].text, PathRole.IN_CONTEXT
-            )
-            for v in carrying
-        )
-        path.append(
-            PathStep("op", answer_op.id, answer_op.seq, "answered wrong from a context holding it", None)
-        )
-        prediction = case.prediction if case.prediction is not None else "?"
-        best = parts[max(carrying, key=lambda v: parts[v.id].support).id]
-        explanation = (
-            f"The context given to {answer_op.name} ({answer_op.id}) held the information in "
-            f"{quote(best.text)} ({best.var_id}, support {context_score:.2f}), yet it answered "
-            f"{quote(prediction)} instead of {quote(', '.join(case.gold))}."
-        )
-        return Attribution(
-            graph.run.id, case.id, answer_op.id, ErrorType.RESPONSE, 0.75, explanation, self.name, path
-        )
-
 
 def _support(target: Target, value: Any, scorer: SupportScorer) -> float:
     """How well a value carries the information under the one carrying rule (`best_part`)."""
     part = best_part(target, [(None, value)], scorer)
     return part.support if part is not None else 0.0
-
-
-def _retrieved_outputs(graph: GraphQueries, op: Operation) -> list[VariableVersion]:
-    """What a retrieval step returned: its `retrieved` outputs, or, in graphs where a search links
-    the query to the memories it found (imported as reads), the memory entries it read."""
-    returned = [v for v in graph.outputs(op.id) if v.category == "retrieved"]
-    return returned or [v for v in graph.inputs(op.id) if v.category == MEMORY_ENTRY]
 
 
 def _memory_versions(graph: GraphQueries) -> list[VariableVersion]:
