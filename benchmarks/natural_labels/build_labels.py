@@ -41,6 +41,8 @@ DEV_SETS = (
     ("r19-changed6.json", "changed6_cases.json", "labels_changed6.json"),
     ("r19b-changed6-second.json", "changed6_cases.json", "labels_changed6_second.json"),
     ("r20-changed7.json", "changed7_cases.json", "labels_changed7.json"),
+    # An eighth development set, drawn at random after the split-facts rule, labelled blind.
+    ("r21-dev8.json", "dev8_cases.json", "labels_dev8.json"),
 )
 
 
