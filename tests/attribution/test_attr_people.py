@@ -150,3 +150,46 @@ def test_one_shared_place_is_held_by_either_turn_unless_asked_of_both(tmp_path: 
     assert error_type == "ResponseError", why
     error_type, _, why = _attribute(tmp_path / "both", both)
     assert error_type == "RetrievalError", why
+
+
+def _handed_back_run(workspace: Path, said: str, question: str, gold: str) -> str:
+    """Lena asks Omar; Omar's reply (`said`) is the only evidence of a case asked about Lena."""
+    with mt.run(workspace, name="handed-back", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            op.output(
+                "D3:1", "Lena: Exams next week. How do you keep going when it gets hard?", category="message"
+            )
+            evidence = op.output("D3:2", said, category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(evidence)
+            run.memory("mem-1").create({"memory": said.split(": ", 1)[1]}, by=op)
+        answer_wrongly(run, "nothing", question, gold, ["D3:2"], "no idea")
+        return run.id
+
+
+def test_a_reply_about_the_speaker_that_hands_the_question_back_is_not_about_the_one_asked(
+    tmp_path: Path,
+) -> None:
+    """Omar's "I visualize my goals ... Do you have any study tricks?" is about Omar: asked how Lena
+    stays motivated, the gold is his, a suspected annotation error ("you" only hands the talk back)."""
+    run_id = _handed_back_run(
+        tmp_path,
+        "Omar: I visualize my goals before every exam. Do you have any study tricks?",
+        "How does Lena stay motivated while studying?",
+        "Visualizing goals",
+    )
+    error_type, op_id, why = _attribute(tmp_path, run_id)
+    assert error_type == "AnnotationError", why
+    assert op_id is None and "asks about Lena" in why, why
+
+
+def test_a_question_naming_the_answer_about_the_one_addressed_is_about_them(tmp_path: Path) -> None:
+    """ "How was your hike at Yosemite?" speaks of Lena's hike: no suspected annotation error."""
+    run_id = _handed_back_run(
+        tmp_path,
+        "Omar: I keep a calendar of my goals. How was your hike at Yosemite?",
+        "Where did Lena go hiking?",
+        "Yosemite",
+    )
+    error_type, _, why = _attribute(tmp_path, run_id)
+    assert error_type != "AnnotationError", why
