@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -262,27 +261,16 @@ _SENTENCE_END = re.compile(r"(?<![\s.][A-Z])(?<!^[A-Z])[.!?]+(?=\s|$)")
 _BRACKETED = re.compile(r"\s*\[[^\]]*\]")
 
 
-def _sentences(text: str) -> list[str]:
-    """A turn's sentences, without its bracketed captions and stamps."""
-    body = _BRACKETED.sub("", text)
-    ends = [*(m.end() for m in _SENTENCE_END.finditer(body)), len(body)]
-    return [s for s in (body[start:end].strip() for start, end in itertools.pairwise([0, *ends])) if s]
-
-
 def asks_only(text: str, words: frozenset[str]) -> bool:
     """Whether every sentence of a turn holding all of an item's words is a question."""
-    holding = [s for s in _sentences(text) if words <= unplanned(plan_aware_stems(s))]
+    body = _BRACKETED.sub("", text)
+    holding, start = [], 0
+    for end in [*(m.end() for m in _SENTENCE_END.finditer(body)), len(body)]:
+        sentence = body[start:end].strip()
+        start = end
+        if sentence and words <= unplanned(plan_aware_stems(sentence)):
+            holding.append(sentence)
     return bool(holding) and all(sentence.endswith("?") for sentence in holding)
-
-
-def _addresses(body: str, gold: frozenset[str]) -> bool:
-    """Whether a turn speaks of the one it addresses: "you" in a statement, or in a question about
-    the answer ("How was your hike at Yosemite?"); a question handing the talk back ("Do you have
-    any study tricks?") says nothing of them."""
-    return any(
-        _SECOND_PERSON.search(s) and (not s.endswith("?") or content_stems(s) & gold)
-        for s in _sentences(body)
-    )
 
 
 def _unmentioned_name(case: Case, turns: list[frozenset[str]], stated: int = 0) -> str | None:
@@ -368,13 +356,12 @@ def _about_another_person(
             return None
     values = graph.values(annotated)
     texts = [message_text(values[v.id]) for v in annotated]
-    gold = frozenset().union(*(content_stems(g) for g in case.gold)) - content_stems(case.question)
     others = set()
     for text in texts:
         speaker, _, body = text.partition(": ")
         if speaker not in speakers or speaker == subject:
             return None
-        if content_stems(subject) & content_stems(body) or _addresses(body, gold):
+        if content_stems(subject) & content_stems(body) or _SECOND_PERSON.search(body):
             return None
         if not _FIRST_PERSON.search(body):
             return None
