@@ -43,6 +43,8 @@ DEV_SETS = (
     ("r20-changed7.json", "changed7_cases.json", "labels_changed7.json"),
     # An eighth development set, drawn at random after the split-facts rule, labelled blind.
     ("r21-dev8.json", "dev8_cases.json", "labels_dev8.json"),
+    # The cases the handed-back-question rule moved (seven in the aside conversations), labelled blind.
+    ("r22-changed8.json", "changed8_cases.json", "labels_changed8.json"),
 )
 
 

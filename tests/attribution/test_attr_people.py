@@ -150,3 +150,26 @@ def test_one_shared_place_is_held_by_either_turn_unless_asked_of_both(tmp_path: 
     assert error_type == "ResponseError", why
     error_type, _, why = _attribute(tmp_path / "both", both)
     assert error_type == "RetrievalError", why
+
+
+def test_a_turn_handing_the_question_back_to_the_one_asked_is_no_suspected_annotation_error(
+    tmp_path: Path,
+) -> None:
+    """The annotated turn is Ines answering for herself and asking Omar back ("How long have you been
+    into pottery?"); Omar's reply states the gold. The annotation points at the exchange, not at a
+    wrong person: no suspected annotation error (a rule reading such a "you" as handing the talk back
+    was tried and dropped: blind readers rejected 7 of the 9 cases it moved)."""
+    with mt.run(tmp_path, name="handed-back", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            evidence = op.output(
+                "D6:7", "Ines: Since I was 17 or so. How long have you been into pottery?", category="message"
+            )
+            op.output("D6:8", "Omar: Seven years now, and I still love it.", category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(evidence)
+            run.memory("mem-1").create({"memory": "Ines has done pottery since she was 17"}, by=op)
+        answer_wrongly(
+            run, "nothing", "How long has Omar been doing pottery?", "7 years", ["D6:7"], "no idea"
+        )
+    error_type, _, why = _attribute(tmp_path, run.id)
+    assert error_type != "AnnotationError", why
