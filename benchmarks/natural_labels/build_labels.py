@@ -45,6 +45,8 @@ DEV_SETS = (
     ("r21-dev8.json", "dev8_cases.json", "labels_dev8.json"),
     # The cases the handed-back-question rule moved (seven in the aside conversations), labelled blind.
     ("r22-changed8.json", "changed8_cases.json", "labels_changed8.json"),
+    # A ninth development set, drawn at random, labelled blind.
+    ("r23-dev9.json", "dev9_cases.json", "labels_dev9.json"),
 )
 
 
