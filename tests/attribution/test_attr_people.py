@@ -157,8 +157,9 @@ def test_a_turn_handing_the_question_back_to_the_one_asked_is_no_suspected_annot
 ) -> None:
     """The annotated turn is Ines answering for herself and asking Omar back ("How long have you been
     into pottery?"); Omar's reply states the gold. The annotation points at the exchange, not at a
-    wrong person: no suspected annotation error (a rule reading such a "you" as handing the talk back
-    was tried and dropped: blind readers rejected 7 of the 9 cases it moved)."""
+    wrong person: no suspected annotation error, since Omar's reply states it (reading every such "you"
+    as handing the talk back, without looking at the reply, was tried: blind readers rejected 7 of the
+    9 cases it moved)."""
     with mt.run(tmp_path, name="handed-back", system="mem0") as run:
         with mt.op("load", category="construction") as op:
             evidence = op.output(
@@ -173,3 +174,36 @@ def test_a_turn_handing_the_question_back_to_the_one_asked_is_no_suspected_annot
         )
     error_type, _, why = _attribute(tmp_path, run.id)
     assert error_type != "AnnotationError", why
+
+
+def test_a_reply_handing_the_question_back_is_about_the_speaker_when_the_one_asked_says_else(
+    tmp_path: Path,
+) -> None:
+    """Lena asks how Omar keeps going; Omar answers for himself and hands it back ("Do you have any
+    study tricks?"); Lena's reply is about short breaks. Asked how Lena stays motivated, the gold
+    (visualizing goals) is Omar's: a suspected annotation error."""
+    with mt.run(tmp_path, name="handed-back", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            op.output(
+                "D3:1", "Lena: Exams next week. How do you keep going when it gets hard?", category="message"
+            )
+            evidence = op.output(
+                "D3:2",
+                "Omar: I visualize my goals before every exam. Do you have any study tricks?",
+                category="message",
+            )
+            op.output("D3:3", "Lena: I take a short break every 25 minutes.", category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(evidence)
+            run.memory("mem-1").create({"memory": "Omar visualizes his goals before every exam"}, by=op)
+        answer_wrongly(
+            run,
+            "nothing",
+            "How does Lena stay motivated while studying?",
+            "Visualizing goals",
+            ["D3:2"],
+            "no idea",
+        )
+    error_type, op_id, why = _attribute(tmp_path, run.id)
+    assert error_type == "AnnotationError", why
+    assert op_id is None and "asks about Lena" in why, why

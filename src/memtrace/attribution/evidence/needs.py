@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from .words import (
     IRREGULAR_FORMS,
     STAMP,
     answer_item_texts,
+    answer_items,
     asks_about_plan,
     content_stems,
     numbers_in,
@@ -261,16 +263,46 @@ _SENTENCE_END = re.compile(r"(?<![\s.][A-Z])(?<!^[A-Z])[.!?]+(?=\s|$)")
 _BRACKETED = re.compile(r"\s*\[[^\]]*\]")
 
 
+def _sentences(text: str) -> list[str]:
+    """A turn's sentences, without its bracketed captions and stamps."""
+    body = _BRACKETED.sub("", text)
+    ends = [*(m.end() for m in _SENTENCE_END.finditer(body)), len(body)]
+    return [s for s in (body[start:end].strip() for start, end in itertools.pairwise([0, *ends])) if s]
+
+
 def asks_only(text: str, words: frozenset[str]) -> bool:
     """Whether every sentence of a turn holding all of an item's words is a question."""
-    body = _BRACKETED.sub("", text)
-    holding, start = [], 0
-    for end in [*(m.end() for m in _SENTENCE_END.finditer(body)), len(body)]:
-        sentence = body[start:end].strip()
-        start = end
-        if sentence and words <= unplanned(plan_aware_stems(sentence)):
-            holding.append(sentence)
+    holding = [s for s in _sentences(text) if words <= unplanned(plan_aware_stems(s))]
     return bool(holding) and all(sentence.endswith("?") for sentence in holding)
+
+
+def _addresses(body: str, gold: frozenset[str], handed_back: bool) -> bool:
+    """Whether a turn speaks of the one it addresses: "you" in a statement, or in a question about
+    the answer ("How was your hike at Yosemite?"). A question handing the talk back ("Do you have any
+    study tricks?") says nothing of them when `handed_back` (their reply told something else)."""
+    return any(
+        _SECOND_PERSON.search(s) and (not handed_back or not s.endswith("?") or content_stems(s) & gold)
+        for s in _sentences(body)
+    )
+
+
+def _reply_states(
+    graph: GraphQueries, turn: VariableVersion, person: str, items: list[frozenset[str]]
+) -> bool:
+    """Whether the next turn of `person` after `turn` states an item of the gold ("Seven years now"
+    for "7 years"): the annotated turn then handed them the question they answered."""
+    said_by = turn_speakers(graph)
+    later = sorted((v for v in message_versions(graph) if v.seq > turn.seq), key=lambda v: v.seq)
+    reply = next((v for v in later if said_by.get(v.id) == person), None)
+    if reply is None:
+        return False
+    words = _as_digits(content_stems(message_text(graph.value(reply.id))))
+    return any(_as_digits(item) <= words for item in items)
+
+
+def _as_digits(words: frozenset[str]) -> frozenset[str]:
+    """The words with number words as digits ("seven years" as "7 years")."""
+    return frozenset(min(numbers_in(frozenset({w})), default=w) for w in words)
 
 
 def _unmentioned_name(case: Case, turns: list[frozenset[str]], stated: int = 0) -> str | None:
@@ -355,13 +387,15 @@ def _about_another_person(
         if any(need.by_date or need.words <= words_of.get(v.id, frozenset()) for v in own):
             return None
     values = graph.values(annotated)
-    texts = [message_text(values[v.id]) for v in annotated]
+    gold = frozenset().union(*(content_stems(g) for g in case.gold)) - asked
+    items = [words for g in case.gold for words in answer_items(g)]  # none for a bare yes or no
     others = set()
-    for text in texts:
-        speaker, _, body = text.partition(": ")
+    for version in annotated:
+        speaker, _, body = message_text(values[version.id]).partition(": ")
         if speaker not in speakers or speaker == subject:
             return None
-        if content_stems(subject) & content_stems(body) or _SECOND_PERSON.search(body):
+        handed_back = bool(items) and not _reply_states(graph, version, subject, items)
+        if content_stems(subject) & content_stems(body) or _addresses(body, gold, handed_back):
             return None
         if not _FIRST_PERSON.search(body):
             return None
