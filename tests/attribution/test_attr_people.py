@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from attrhelpers import answer_wrongly, mem0_case
+from attrhelpers import answer_wrongly, mem0_case, window_of
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
@@ -207,3 +207,37 @@ def test_a_reply_handing_the_question_back_is_about_the_speaker_when_the_one_ask
     error_type, op_id, why = _attribute(tmp_path, run.id)
     assert error_type == "AnnotationError", why
     assert op_id is None and "asks about Lena" in why, why
+
+
+def test_a_list_asked_of_both_needs_each_persons_turn_for_an_item_both_said(tmp_path: Path) -> None:
+    """Asked which films Priya and Tomas have both seen, "Paddington" needs Priya's line and Tomas's:
+    the window kept Tomas's, so the first trim, which dropped Priya's, is the earliest loss, not the
+    later trim of the "Amelie" line."""
+    lines = [
+        ("D1:1", "Priya: I watched Paddington last night, so sweet."),
+        ("D1:2", "Tomas: Nice."),
+        ("D2:1", "Priya: I also watched Amelie on Sunday!"),
+        ("D2:2", "Tomas: I watched Paddington too, loved the bear."),
+    ]
+    with mt.run(tmp_path, name="films", system="long_context") as run:
+        window, kept = window_of(run, lines)
+        trims = []
+        for _ in range(3):
+            with mt.op("trim_memory", category="update") as op:
+                kept = kept[1:]
+                window.update(kept, by=op)
+                trims.append(op.id)
+        case = run.case(
+            "What films have both Priya and Tomas seen?",
+            gold="Paddington, Amelie",
+            evidence=["D1:1", "D2:1", "D2:2"],
+        )
+        with mt.op("answer", category="response") as op:
+            op.input("context", kept, category="context")
+            prediction = op.output("prediction", "no idea", category="prediction")
+        case.predict("no idea", var=prediction)
+        case.judge(False)
+    error_type, op_id, why = _attribute(tmp_path, run.id)
+    assert error_type == "UpdateError", why
+    assert op_id == trims[0], why
+    assert "missed 'paddington (Priya)'" in why, why

@@ -136,8 +136,7 @@ class FlowMethod:
         # trace the whole answer as one: the stated items are what it needs from memory.
         if len(needs.items) >= 2 or (needs.items and needs.unstated):
             traced = [
-                (need, self._trace(graph, case, anatomy, list(need.messages), need.where, need.item))
-                for need in needs.items
+                traced for need in needs.items for traced in self._trace_item(graph, case, anatomy, need)
             ]
             return combine_items(graph, case, anatomy, traced, self.name, needs.unstated)
         if not needs.items and len(found.versions) >= 2 and asks_count(case.question):
@@ -183,6 +182,23 @@ class FlowMethod:
         copies = [v for v in needs.items[0].messages if v.id not in annotated] if single else []
         evidence = sorted([*found.versions, *copies], key=lambda v: v.seq)  # copies: lost with the last
         return self._trace(graph, case, anatomy, evidence, found.source, restated=single)
+
+    def _trace_item(
+        self, graph: GraphQueries, case: Case, anatomy: CaseAnatomy, need: ItemNeed
+    ) -> list[tuple[ItemNeed, Attribution]]:
+        """One item of a list traced through its turns; asked what two people "both" did, through
+        each one's turns ("Little Women", which Joanna and Nate each said they watched)."""
+        both = _BOTH.search(case.question) is not None
+        per_person = turns_by_person(graph, case.question, list(need.messages)) if both else []
+        if not per_person:
+            return [(need, self._trace(graph, case, anatomy, list(need.messages), need.where, need.item))]
+        return [
+            (
+                ItemNeed(f"{need.label} ({person})", need.item, need.words, turns, need.where),
+                self._trace(graph, case, anatomy, list(turns), need.where, need.item, about=person),
+            )
+            for person, turns in per_person
+        ]
 
     def _trace(
         self,
