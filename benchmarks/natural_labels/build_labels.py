@@ -47,6 +47,8 @@ DEV_SETS = (
     ("r22-changed8.json", "changed8_cases.json", "labels_changed8.json"),
     # A ninth development set, drawn at random, labelled blind.
     ("r23-dev9.json", "dev9_cases.json", "labels_dev9.json"),
+    # A tenth, drawn at the sitting's last flow commit and scored once, with no change after it.
+    ("r24-dev10.json", "dev10_cases.json", "labels_dev10.json"),
 )
 
 
