@@ -37,3 +37,17 @@ def test_next_month_and_next_year_are_the_ones_after_the_day_it_was_said() -> No
     assert "next month (August 2023)" in with_resolved_dates(said)
     assert "(January 2024)" in with_resolved_dates("See you next month [said on 8 December 2023]")
     assert "(2024)" in with_resolved_dates("We move next year [said on 8 December 2023]")
+
+
+def test_on_a_weekday_told_in_the_past_is_the_one_before_the_day_it_was_said() -> None:
+    """ "On Friday, Tim got great news", said on Sunday 7 January 2024, is Friday 5 January; a plain
+    "on Friday" still to come, or in a sentence with no past tense, names no day."""
+    said = "On Friday, Tim got great news - he is in the program! [said on 7 January 2024]"
+    assert with_resolved_dates(said).startswith("On Friday (5 January 2024), Tim got great news")
+    assert "(5 January 2024)" in resolve_relative(said)
+    for later in (
+        "I'll call you on Friday, promise. [said on 7 January 2024]",
+        "Practice is on Monday. [said on 7 January 2024]",
+    ):
+        assert with_resolved_dates(later) == later
+        assert resolve_relative(later) == later

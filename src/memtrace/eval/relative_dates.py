@@ -22,11 +22,37 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _RELATIVE = re.compile(
     r"\b(?P<yesterday>yesterday)\b|\b(?P<today>today|tonight|this morning)\b"
     r"|\blast (?P<unit>week|weekend|month|year)\b|\blast (?P<weekday>" + "|".join(_WEEKDAYS) + r")\b"
+    r"|\bon (?P<onday>" + "|".join(_WEEKDAYS) + r")\b"
     r"|\bthis (?P<current>week|month|year)\b|\bnext (?P<next>month|year)\b"
     r"|\b(?P<n>\d+|a|an|one|two|three|four|five|six|a few) (?P<ago>days?|weeks?|months?|years?) ago\b"
     r"|\bthe (?P<day>[1-3]?\d)(?:st|nd|rd|th)\b(?! of)",
     re.IGNORECASE,
 )
+
+
+#: A plain "on Friday" names a day only in a sentence about the past ("On Friday, Tim got great news"
+#: said on a Sunday is that Sunday's Friday before); "I'll call you on Friday" is still to come.
+_PAST = re.compile(
+    r"\b(?:\w{3,}ed|got|went|had|was|were|did|made|took|saw|came|found|gave|met|won|lost|bought|felt"
+    r"|heard|told|left|ran|began|brought|sold|wrote|ate|drove|flew|spent|caught|threw|sang|swam)\b",
+    re.IGNORECASE,
+)
+_FUTURE = re.compile(
+    r"\b(?:will|going to|gonna|tomorrow|next|planning|plan to|plans to|can't wait|hope to|hoping)\b|'ll\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"[.!?\n]")
+
+
+def _names_a_day(match: re.Match[str], text: str) -> bool:
+    """Whether a match names a day: every expression does, but a plain "on Friday" only in a sentence
+    told in the past tense with nothing of the future in it."""
+    if not match.group("onday"):
+        return True
+    starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())]
+    end = _SENTENCE_END.search(text, match.end())
+    sentence = text[starts[-1] if starts else 0 : end.start() if end else len(text)]
+    return _PAST.search(sentence) is not None and _FUTURE.search(sentence) is None
 
 
 def stamp_day(text: str) -> date | None:
@@ -51,7 +77,8 @@ def resolved_dates(text: str, anchor: date | None = None) -> list[str]:
     day = anchor or stamp_day(text)
     if day is None:
         return []
-    return [r for r in (_resolved(match, day) for match in _RELATIVE.finditer(text)) if r]
+    matches = (match for match in _RELATIVE.finditer(text) if _names_a_day(match, text))
+    return [r for r in (_resolved(match, day) for match in matches) if r]
 
 
 def with_resolved_dates(text: str, anchor: date | None = None) -> str:
@@ -65,7 +92,7 @@ def with_resolved_dates(text: str, anchor: date | None = None) -> str:
         return text
 
     def restated(match: re.Match[str]) -> str:
-        resolved = _resolved(match, day)
+        resolved = _resolved(match, day) if _names_a_day(match, text) else ""
         if resolved and (match.group("unit") or "").lower() == "month":  # also the calendar month's name
             resolved = f"{resolved}, {_month_before(day)}"
         return f"{match.group(0)} ({resolved})" if resolved else match.group(0)
@@ -106,8 +133,9 @@ def _resolved(match: re.Match[str], day: date) -> str:
             return str(day.year + 1)
         month, year = (1, day.year + 1) if day.month == 12 else (day.month + 1, day.year)
         return f"{date(year, month, 1):%B} {year}"
-    if match.group("weekday"):  # "last Sunday": the latest Sunday before the day it was said
-        back = (day.weekday() - _WEEKDAYS.index(match.group("weekday").lower())) % 7 or 7
+    weekday = match.group("weekday") or match.group("onday")
+    if weekday:  # "last Sunday", or "on Sunday" told as past: the latest Sunday before the day it was said
+        back = (day.weekday() - _WEEKDAYS.index(weekday.lower())) % 7 or 7
         return format_date(day - timedelta(days=back))
     count = match.group("n").lower()
     n = int(count) if count.isdigit() else _NUMBER.get(count.split()[-1], 1)
