@@ -276,12 +276,13 @@ def asks_only(text: str, words: frozenset[str]) -> bool:
     return bool(holding) and all(sentence.endswith("?") for sentence in holding)
 
 
-def _addresses(body: str, gold: frozenset[str], handed_back: bool) -> bool:
+def _addresses(body: str, gold: frozenset[str], handed_back: Callable[[], bool]) -> bool:
     """Whether a turn speaks of the one it addresses: "you" in a statement, or in a question about
     the answer ("How was your hike at Yosemite?"). A question handing the talk back ("Do you have any
-    study tricks?") says nothing of them when `handed_back` (their reply told something else)."""
+    study tricks?") says nothing of them when `handed_back()` (their reply told something else); the
+    reply is looked up only for such a question."""
     return any(
-        _SECOND_PERSON.search(s) and (not handed_back or not s.endswith("?") or content_stems(s) & gold)
+        _SECOND_PERSON.search(s) and (not s.endswith("?") or content_stems(s) & gold or not handed_back())
         for s in _sentences(body)
     )
 
@@ -394,7 +395,10 @@ def _about_another_person(
         speaker, _, body = message_text(values[version.id]).partition(": ")
         if speaker not in speakers or speaker == subject:
             return None
-        handed_back = bool(items) and not _reply_states(graph, version, subject, items)
+
+        def handed_back(version: VariableVersion = version) -> bool:
+            return bool(items) and not _reply_states(graph, version, subject, items)
+
         if content_stems(subject) & content_stems(body) or _addresses(body, gold, handed_back):
             return None
         if not _FIRST_PERSON.search(body):

@@ -24,10 +24,10 @@ from .words import (
     answer_item_texts,
     answer_items,
     answer_rule,
+    asked_about_words,
     asks_about_plan,
     content_stems,
     numbers_in,
-    people_asked_about,
     plan_aware_stems,
     stated_items,
     states_answer,
@@ -343,9 +343,7 @@ class OverlapScorer:
         named = [t.split(": ", 1)[0] for _, t in evidence if ": " in t[:40]]
         people = [*speakers, *named]
         speakers = frozenset().union(*(content_stems(name) for name in people))
-        asked_about = frozenset().union(
-            *(content_stems(name) for name in people_asked_about(question, people))
-        )
+        asked_about = asked_about_words(question, people)
         items = tuple(item for g in gold for item in answer_items(g))
         keys, labels, statements = [], [], []
         for label, said in evidence:

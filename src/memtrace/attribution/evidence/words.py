@@ -120,6 +120,11 @@ def people_asked_about(question: str, names: Iterable[str]) -> frozenset[str]:
     return frozenset(joined)
 
 
+def asked_about_words(question: str, names: Iterable[str]) -> frozenset[str]:
+    """The name words of everyone a question asks about (`people_asked_about`), as a line names them."""
+    return frozenset().union(*(content_stems(name) for name in people_asked_about(question, names)))
+
+
 STAMP = re.compile(r"\s*\[said on (?P<date>[^\]]+)\]\s*$")
 
 

@@ -20,9 +20,9 @@ from ..evidence.statements import WHEN_WORDS
 from ..evidence.support import SupportScorer, Target, carrying_part, exchange_joins, value_parts
 from ..evidence.words import (
     answer_item_texts,
+    asked_about_words,
     asks_about_plan,
     content_stems,
-    people_asked_about,
     plan_aware_stems,
 )
 from ..model import Attribution, PathRole, PathStep
@@ -53,9 +53,7 @@ def stated_elsewhere(
     names = frozenset().union(*(content_stems(name) for name in speakers))
     # When it was said is no tie: every line is stamped with a date ("October 2022").
     topical = frozenset(w for w in asked - names if w not in WHEN_WORDS and not w.isdigit())
-    subject = (
-        frozenset().union(*(content_stems(n) for n in people_asked_about(case.question, speakers))) & asked
-    )
+    subject = asked_about_words(case.question, speakers) & asked
     phrase = phrase_of(item, names)
     asks_plan = asks_about_plan(case.question)
 
