@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import memtrace as mt
+from memtrace.attribution import FlowMethod
 from memtrace.attribution.engine import attribute
 from memtrace.datasets import sample_conversation
 from memtrace.systems import run_conversation
@@ -72,6 +73,26 @@ def window_of(run: Recorder, lines: list[tuple[str, str]]) -> tuple[MemoryUnit, 
             kept = [*kept, f"[{message_id}] {text}"]
             (window.update if window.exists else window.create)(kept, by=op)
     return window, kept
+
+
+def trim_oldest(window: MemoryUnit, kept: list[str], times: int) -> tuple[list[str], list[str]]:
+    """`times` trims of a `window_of` window, each dropping its oldest line: the lines left and the
+    trims' operation ids, oldest first."""
+    trims = []
+    for _ in range(times):
+        with mt.op("trim_memory", category="update") as op:
+            kept = kept[1:]
+            window.update(kept, by=op)
+            trims.append(op.id)
+    return kept, trims
+
+
+def flow_claim(workspace: Path, run_id: str) -> tuple[str, str | None, str]:
+    """Flow's (error type, operation, explanation) for the one case of a run."""
+    with mt.open(workspace) as ws:
+        (case,) = ws.cases(run_id)
+        result = FlowMethod().attribute(ws.graph(run_id), case)
+    return result.error_type, result.op_id, result.explanation
 
 
 PEPPER = "Diego: We adopted a dog named Pepper last spring, she loves the park."

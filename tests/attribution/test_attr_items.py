@@ -7,7 +7,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from attrhelpers import PEPPER, answer_wrongly, mem0_case, pets_run, window_of
+from attrhelpers import PEPPER, answer_wrongly, mem0_case, pets_run, trim_oldest, window_of
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
@@ -77,12 +77,7 @@ def test_of_two_turns_trimmed_by_different_operations_the_earliest_trim_is_blame
     ]
     with mt.run(tmp_path, name="window", system="long_context") as run:
         window, kept = window_of(run, lines)
-        trims = []
-        for _ in range(4):
-            with mt.op("trim_memory", category="update") as op:
-                kept = kept[1:]
-                window.update(kept, by=op)
-                trims.append(op.id)
+        kept, trims = trim_oldest(window, kept, 4)
         case = run.case(
             "What martial arts has Ravi done?", gold="Kickboxing, Taekwondo", evidence=["D2:8", "D1:4"]
         )

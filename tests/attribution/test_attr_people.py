@@ -5,19 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from attrhelpers import answer_wrongly, mem0_case, window_of
+from attrhelpers import answer_wrongly, flow_claim, mem0_case, trim_oldest, window_of
 
 import memtrace as mt
-from memtrace.attribution import FlowMethod
 from memtrace.attribution.evidence.needs import asks_only
 from memtrace.attribution.evidence.words import content_stems, people_asked_about
-
-
-def _attribute(workspace: Path, run_id: str) -> tuple[str, str | None, str]:
-    with mt.open(workspace) as ws:
-        (case,) = ws.cases(run_id)
-        result = FlowMethod().attribute(ws.graph(run_id), case)
-    return result.error_type, result.op_id, result.explanation
 
 
 @pytest.mark.parametrize(
@@ -54,7 +46,7 @@ def test_a_line_of_the_second_person_joined_in_the_question_carries_their_item(t
             "a chalk bag",
         ),
     )
-    error_type, op_id, why = _attribute(tmp_path, run_id)
+    error_type, op_id, why = flow_claim(tmp_path, run_id)
     assert error_type == "RetrievalError", why
     assert op_id is not None and op_id.startswith("search#"), why
     assert "mem-2" in why, why
@@ -98,7 +90,7 @@ def test_an_item_only_the_other_speaker_asks_about_is_not_traced_to_that_questio
             ["D1:1"],
             "Not mentioned in the conversation",
         )
-    error_type, op_id, why = _attribute(tmp_path, run.id)
+    error_type, op_id, why = flow_claim(tmp_path, run.id)
     assert error_type == "RetrievalError", why
     assert op_id is not None and op_id.startswith("search#"), why
     assert "No turn states 'terry pratchett'" in why, why
@@ -130,7 +122,7 @@ def test_an_answer_about_two_people_needs_a_turn_of_each(tmp_path: Path) -> None
         "Yes",
         ["Priya went to the new bouldering gym downtown", "Priya likes oat milk"],
     )
-    error_type, op_id, why = _attribute(tmp_path, run_id)
+    error_type, op_id, why = flow_claim(tmp_path, run_id)
     assert error_type == "RetrievalError", why
     assert op_id is not None and op_id.startswith("search#"), why
     assert "missed 'Tomas (D1:2)'" in why, why
@@ -146,10 +138,25 @@ def test_one_shared_place_is_held_by_either_turn_unless_asked_of_both(tmp_path: 
     both = _climbing_run(
         tmp_path / "both", "Where have Priya and Tomas both been?", "the bouldering gym", retrieved
     )
-    error_type, _, why = _attribute(tmp_path / "either", either)
+    error_type, _, why = flow_claim(tmp_path / "either", either)
     assert error_type == "ResponseError", why
-    error_type, _, why = _attribute(tmp_path / "both", both)
+    error_type, _, why = flow_claim(tmp_path / "both", both)
     assert error_type == "RetrievalError", why
+
+
+def _exchange_run(
+    workspace: Path, turns: dict[str, str], evidence: str, memory: str, question: str, gold: str
+) -> str:
+    """An exchange of `turns`; the extraction of the annotated `evidence` turn writes `memory`, and the
+    case (question, gold) is answered wrong from nothing."""
+    with mt.run(workspace, name="handed-back", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            messages = {name: op.output(name, text, category="message") for name, text in turns.items()}
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(messages[evidence])
+            run.memory("mem-1").create({"memory": memory}, by=op)
+        answer_wrongly(run, "nothing", question, gold, [evidence], "no idea")
+        return run.id
 
 
 def test_a_turn_handing_the_question_back_to_the_one_asked_is_no_suspected_annotation_error(
@@ -160,19 +167,18 @@ def test_a_turn_handing_the_question_back_to_the_one_asked_is_no_suspected_annot
     wrong person: no suspected annotation error, since Omar's reply states it (reading every such "you"
     as handing the talk back, without looking at the reply, was tried: blind readers rejected 7 of the
     9 cases it moved)."""
-    with mt.run(tmp_path, name="handed-back", system="mem0") as run:
-        with mt.op("load", category="construction") as op:
-            evidence = op.output(
-                "D6:7", "Ines: Since I was 17 or so. How long have you been into pottery?", category="message"
-            )
-            op.output("D6:8", "Omar: Seven years now, and I still love it.", category="message")
-        with mt.op("extract_facts", category="extraction") as op:
-            op.use(evidence)
-            run.memory("mem-1").create({"memory": "Ines has done pottery since she was 17"}, by=op)
-        answer_wrongly(
-            run, "nothing", "How long has Omar been doing pottery?", "7 years", ["D6:7"], "no idea"
-        )
-    error_type, _, why = _attribute(tmp_path, run.id)
+    run_id = _exchange_run(
+        tmp_path,
+        {
+            "D6:7": "Ines: Since I was 17 or so. How long have you been into pottery?",
+            "D6:8": "Omar: Seven years now, and I still love it.",
+        },
+        "D6:7",
+        "Ines has done pottery since she was 17",
+        "How long has Omar been doing pottery?",
+        "7 years",
+    )
+    error_type, _, why = flow_claim(tmp_path, run_id)
     assert error_type != "AnnotationError", why
 
 
@@ -182,29 +188,19 @@ def test_a_reply_handing_the_question_back_is_about_the_speaker_when_the_one_ask
     """Lena asks how Omar keeps going; Omar answers for himself and hands it back ("Do you have any
     study tricks?"); Lena's reply is about short breaks. Asked how Lena stays motivated, the gold
     (visualizing goals) is Omar's: a suspected annotation error."""
-    with mt.run(tmp_path, name="handed-back", system="mem0") as run:
-        with mt.op("load", category="construction") as op:
-            op.output(
-                "D3:1", "Lena: Exams next week. How do you keep going when it gets hard?", category="message"
-            )
-            evidence = op.output(
-                "D3:2",
-                "Omar: I visualize my goals before every exam. Do you have any study tricks?",
-                category="message",
-            )
-            op.output("D3:3", "Lena: I take a short break every 25 minutes.", category="message")
-        with mt.op("extract_facts", category="extraction") as op:
-            op.use(evidence)
-            run.memory("mem-1").create({"memory": "Omar visualizes his goals before every exam"}, by=op)
-        answer_wrongly(
-            run,
-            "nothing",
-            "How does Lena stay motivated while studying?",
-            "Visualizing goals",
-            ["D3:2"],
-            "no idea",
-        )
-    error_type, op_id, why = _attribute(tmp_path, run.id)
+    run_id = _exchange_run(
+        tmp_path,
+        {
+            "D3:1": "Lena: Exams next week. How do you keep going when it gets hard?",
+            "D3:2": "Omar: I visualize my goals before every exam. Do you have any study tricks?",
+            "D3:3": "Lena: I take a short break every 25 minutes.",
+        },
+        "D3:2",
+        "Omar visualizes his goals before every exam",
+        "How does Lena stay motivated while studying?",
+        "Visualizing goals",
+    )
+    error_type, op_id, why = flow_claim(tmp_path, run_id)
     assert error_type == "AnnotationError", why
     assert op_id is None and "asks about Lena" in why, why
 
@@ -221,12 +217,7 @@ def test_a_list_asked_of_both_needs_each_persons_turn_for_an_item_both_said(tmp_
     ]
     with mt.run(tmp_path, name="films", system="long_context") as run:
         window, kept = window_of(run, lines)
-        trims = []
-        for _ in range(3):
-            with mt.op("trim_memory", category="update") as op:
-                kept = kept[1:]
-                window.update(kept, by=op)
-                trims.append(op.id)
+        kept, trims = trim_oldest(window, kept, 3)
         case = run.case(
             "What films have both Priya and Tomas seen?",
             gold="Paddington, Amelie",
@@ -237,7 +228,7 @@ def test_a_list_asked_of_both_needs_each_persons_turn_for_an_item_both_said(tmp_
             prediction = op.output("prediction", "no idea", category="prediction")
         case.predict("no idea", var=prediction)
         case.judge(False)
-    error_type, op_id, why = _attribute(tmp_path, run.id)
+    error_type, op_id, why = flow_claim(tmp_path, run.id)
     assert error_type == "UpdateError", why
     assert op_id == trims[0], why
     assert "missed 'paddington (Priya)'" in why, why

@@ -4,22 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attrhelpers import mem0_case
-
-import memtrace as mt
-from memtrace.attribution import FlowMethod
+from attrhelpers import flow_claim, mem0_case
 
 NOOK = (
     "Lena: Get a sofa that seats six, and make sure it's really fluffy! Also grab a blanket with some weight."
 )
 QUESTION = ("What does Lena suggest for a cosy reading nook?", "fluffy blanket", ["D4:2"], "a lamp")
-
-
-def _attribute(workspace: Path, run_id: str) -> tuple[str, str | None, str]:
-    with mt.open(workspace) as ws:
-        (case,) = ws.cases(run_id)
-        result = FlowMethod().attribute(ws.graph(run_id), case)
-    return result.error_type, result.op_id, result.explanation
 
 
 def test_two_facts_of_one_turn_hold_an_item_together(tmp_path: Path) -> None:
@@ -37,7 +27,7 @@ def test_two_facts_of_one_turn_hold_an_item_together(tmp_path: Path) -> None:
         ["Lena repainted the shed"],
         QUESTION,
     )
-    error_type, op_id, why = _attribute(tmp_path, run_id)
+    error_type, op_id, why = flow_claim(tmp_path, run_id)
     assert error_type == "RetrievalError", why
     assert op_id is not None and op_id.startswith("search#"), why
     assert "mem-1 and mem-2" in why, why
@@ -56,6 +46,6 @@ def test_facts_of_different_turns_do_not_join_into_an_item(tmp_path: Path) -> No
         ["Lena's aunt knitted her a heavy blanket"],
         QUESTION,
     )
-    error_type, op_id, why = _attribute(tmp_path, run_id)
+    error_type, op_id, why = flow_claim(tmp_path, run_id)
     assert error_type == "ExtractionError", why
     assert op_id is not None and op_id.startswith("extract_facts#"), why
