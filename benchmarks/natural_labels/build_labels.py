@@ -49,6 +49,10 @@ DEV_SETS = (
     ("r23-dev9.json", "dev9_cases.json", "labels_dev9.json"),
     # A tenth, drawn at the sitting's last flow commit and scored once, with no change after it.
     ("r24-dev10.json", "dev10_cases.json", "labels_dev10.json"),
+    # Session of 2026-12-07, third sitting: an eleventh development set, and a second fresh set from
+    # the aside conversations, scored when it arrived and not read (its misses stay unread).
+    ("r25-dev11.json", "dev11_cases.json", "labels_dev11.json"),
+    ("r26-fresh2.json", "fresh2_cases.json", "labels_fresh2.json"),
 )
 
 
