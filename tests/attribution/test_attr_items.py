@@ -736,3 +736,34 @@ def test_an_annotated_turn_said_on_the_gold_date_is_traced_not_a_relative_date_b
     with ws:
         assert result.error_type == "ResponseError", result.explanation
         assert "does not state" not in result.explanation
+
+
+def test_a_question_asking_why_is_answered_by_the_hope_that_states_the_purpose(tmp_path: Path) -> None:
+    """'Why did Oksana start a podcast?': her 'Hoping to raise awareness' states the purpose, so a
+    context holding her line is a carrier; Ivo's later line saying the podcast raised awareness is not
+    the turn to trace, and the search that left it out is not to blame."""
+    with mt.run(tmp_path, name="purpose", system="rag") as run:
+        hoped = "Oksana: I started a podcast about the river. Hoping to raise awareness of the pollution."
+        told = "Ivo: Your podcast raised awareness of the pollution, the whole town knows."
+        with mt.op("load", category="construction") as op:
+            hope = op.output("D1:1", hoped, category="message")
+            later = op.output("D4:2", told, category="message")
+        with mt.op("index", category="extraction") as op:
+            op.use(hope)
+            op.use(later)
+            run.memory("doc-1").create(f"[D1:1] {hoped}", by=op)
+            run.memory("doc-2").create(f"[D4:2] {told}", by=op)
+        with mt.op("retrieve", category="retrieval") as op:
+            found = op.output("retrieved", [f"[D1:1] {hoped}"], category="retrieved")
+        case = run.case(
+            "Why did Oksana start a podcast?", gold="to raise awareness of the pollution", evidence=["D1:1"]
+        )
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "about the river", category="prediction")
+        case.predict("about the river", var=prediction)
+        case.judge(False)
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "ResponseError", result.explanation
+        assert "Hoping to raise awareness" in result.explanation

@@ -57,9 +57,15 @@ FUTURE = re.compile(
 )
 
 
+#: A question asking why, or for a goal or a motive ("Why did John start blogging?"), asks about a
+#: purpose: a hope states one ("Hoping to raise awareness").
+PURPOSE = re.compile(r"\bwhy\b|\bgoals?\b|\bpurpose\b|\bmotivat", re.IGNORECASE)
+
+
 def asks_about_plan(question: str) -> bool:
-    """Whether a question asks about a plan, a wish or what is yet to happen (then a plan answers it)."""
-    return bool(HEDGE.search(question) or FUTURE.search(question))
+    """Whether a question asks about a plan, a wish, a purpose or what is yet to happen (then a plan
+    or a hope answers it)."""
+    return bool(HEDGE.search(question) or FUTURE.search(question) or PURPOSE.search(question))
 
 
 _COUNT = re.compile(r"\bhow many\b", re.IGNORECASE)
