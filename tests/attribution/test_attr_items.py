@@ -456,6 +456,19 @@ def test_a_done_clause_before_a_plan_in_one_sentence_is_said_as_done() -> None:
     assert "move" not in plan_aware_stems("I might move there this summer.")
 
 
+def test_a_hedge_after_a_comma_hedges_its_own_clause_not_the_done_fact_before_it() -> None:
+    """'I made a chocolate cake the other day, maybe you would like that!' made the cake (before, the
+    whole sentence was a hedge, and the other speaker's 'who can say no to cake?' was traced)."""
+    from memtrace.attribution.evidence.words import plan_aware_stems
+
+    words = plan_aware_stems(
+        "Well I also made a lemon cake with figs the other day, maybe you would like that!"
+    )
+    assert {"lemon", "cake", "fig"} <= words, words
+    assert "~would" in words and "would" not in words  # the hedged clause stays a hedge
+    assert "cake" not in plan_aware_stems("Maybe I will bake a lemon cake with figs, it sounds fun.")
+
+
 def test_an_item_no_turn_states_leaves_the_stated_items_to_trace(tmp_path: Path) -> None:
     """ "gives seminars" is said as "doing seminars": no turn states it word for word. The window still
     holds that line, but the mentoring line is gone: the answer lacked an item, and the trim that

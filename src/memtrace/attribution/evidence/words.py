@@ -78,8 +78,9 @@ def asks_count(question: str) -> bool:
 
 
 #: Where a sentence joins two statements: "Lost my job yesterday, so I'm gonna start a business"
-#: states the loss as done; the plan is the second clause's.
-_CLAUSE = re.compile(r",\s*(?:so|but|and then)\s+|;\s*", re.IGNORECASE)
+#: states the loss as done; the plan is the second clause's. A hedge after a comma opens its own
+#: clause: "I made a chocolate cake the other day, maybe you would like that!" made the cake.
+_CLAUSE = re.compile(r",\s*(?:so|but|and then)\s+|;\s*|,\s*(?=(?:maybe|perhaps)\b)", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=262_144)
