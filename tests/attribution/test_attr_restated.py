@@ -204,3 +204,29 @@ def test_a_line_about_the_other_person_named_in_the_question_is_no_tie(tmp_path:
     )
     kind, why = _flow_type(again, run_id)
     assert kind == "ResponseError", why
+
+
+def test_the_line_quoted_as_stating_the_item_is_the_line_that_did(tmp_path: Path) -> None:
+    """Two lines of the context name the film: Nate's, which says nothing of Joanna, comes first. The
+    explanation quotes Joanna's line, the one that ties the film to the question, not the first line
+    with its words."""
+    lookalike = 'Nate said "Little Women" is on TV tonight'
+    hers = 'Joanna recently watched "Little Women" and recommends it to Nate'
+    with mt.run(tmp_path, name="quoted", system="mem0") as run:
+        with mt.op("load", category="construction") as op:
+            said = op.output("D1:1", RECOMMEND_TURN, category="message")
+        with mt.op("extract_facts", category="extraction") as op:
+            op.use(said)
+            run.memory("mem-1").create({"memory": "Joanna likes her weekends quiet"}, by=op)
+        with mt.op("search", category="retrieval") as op:
+            op.input("query", RECOMMEND, category="query")
+            found = op.output("retrieved", [lookalike, hers], category="retrieved")
+        case = run.case(RECOMMEND, gold='"Little Women"', evidence=["D1:1"])
+        with mt.op("answer", category="response") as op:
+            op.use(found)
+            prediction = op.output("prediction", "Not mentioned", category="prediction")
+        case.predict("Not mentioned", var=prediction)
+        case.judge(False)
+    kind, why = _flow_type(tmp_path, run.id)
+    assert kind == "ResponseError", why
+    assert "recommends it to Nate" in why and "on TV tonight" not in why, why
