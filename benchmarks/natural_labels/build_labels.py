@@ -57,6 +57,8 @@ DEV_SETS = (
     # after it and labelled blind: the readers agreed with it on 4 of 26 and with the code before
     # it on 18, so it was dropped.
     ("r27-changed9.json", "changed9_cases.json", "labels_changed9.json"),
+    # A twelfth development set, drawn at b955fa2 and labelled blind.
+    ("r28-dev12.json", "dev12_cases.json", "labels_dev12.json"),
 )
 
 
