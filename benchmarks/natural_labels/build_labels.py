@@ -59,6 +59,8 @@ DEV_SETS = (
     ("r27-changed9.json", "changed9_cases.json", "labels_changed9.json"),
     # A twelfth development set, drawn at b955fa2 and labelled blind.
     ("r28-dev12.json", "dev12_cases.json", "labels_dev12.json"),
+    # A third fresh set from the aside conversations, drawn at b955fa2, scored once and not read.
+    ("r29-fresh3.json", "fresh3_cases.json", "labels_fresh3.json"),
 )
 
 
