@@ -61,6 +61,8 @@ DEV_SETS = (
     ("r28-dev12.json", "dev12_cases.json", "labels_dev12.json"),
     # A third fresh set from the aside conversations, drawn at b955fa2, scored once and not read.
     ("r29-fresh3.json", "fresh3_cases.json", "labels_fresh3.json"),
+    # A second blind reader of all of fresh2: how far two readers agree on the set flow did worst on.
+    ("r30-fresh2-second.json", "fresh2_cases.json", "labels_fresh2_second.json"),
 )
 
 
