@@ -133,6 +133,50 @@ def test_a_date_answer_is_carried_by_what_happened_not_by_the_question_words_and
     assert carrying_part(target, [("ctx@1", met)], scorer) is not None
 
 
+def test_a_memory_drawn_from_the_turn_does_not_carry_a_date_by_its_stamp_and_a_question_word() -> None:
+    """A mem0 memory of the same exchange says the friends, family and mentors are her rocks; its own
+    "[said on 9 June 2023]" and "family" made half of the sentence saying when they met. The stamp
+    counts for nothing: "we met up last week" is what must be shared (LoCoMo conv-26 q9, whose two
+    blind readers named the search that missed the meet-up memory)."""
+    scorer = OverlapScorer()
+    message = (
+        "Caroline: Thanks, Mel! My friends, family and mentors are my rocks - they motivate me and give"
+        " me the strength to push on. Here's a pic from when we met up last week! [shares a photo of a"
+        " family posing for a picture in a yard] [said on 9 June 2023]"
+    )
+    target = scorer.prepare(
+        "When did Caroline meet up with her friends, family, and mentors?",
+        ["The week before 9 June 2023"],
+        [("D3:11", message)],
+        ["Caroline", "Melanie"],
+    )
+    rocks = {
+        "memory": "Caroline's friends, family and mentors are Caroline's rocks - they motivate Caroline and"
+        " give Caroline the strength to push on. [said on 9 June 2023]",
+        "sources": ["D3:11", "D3:12"],
+    }
+    assert not scorer.carries(target, rocks)
+    met = {
+        "memory": "Here's a pic from when we met up last week! [shares a photo of a family posing for a"
+        " picture in a yard] [on 2 June 2023]",
+        "sources": ["D3:11", "D3:12"],
+    }
+    assert scorer.carries(target, met)
+    # A duration is no calendar date: "been doing it for 3 years" still carries "3 years".
+    yoga = scorer.prepare(
+        "How long has Jolene been doing yoga?",
+        ["3 years"],
+        [
+            (
+                "D20:21",
+                "Jolene: Been doing it for 3 years. It's a great way to escape stress. [said on 2 June 2023]",
+            )
+        ],
+        ["Jolene", "Deborah"],
+    )
+    assert scorer.carries(yoga, "[D20:21] Jolene: Been doing it for 3 years. [said on 2 June 2023]")
+
+
 def test_a_count_is_no_date_a_tagged_line_stating_it_carries_it() -> None:
     scorer = OverlapScorer()
     evidence = [

@@ -8,6 +8,7 @@ any object with `prepare` and `score` works (embeddings, an LLM yes/no judge).
 
 from __future__ import annotations
 
+import calendar
 import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -260,6 +261,13 @@ class KeyRow:
     carries: Callable[[frozenset[str]], bool] | None  # the carrying rule (None: any part)
     hedged: bool = False  # the message states it as a plan or a hedge: a hedging part may carry it
 
+    @property
+    def stamp_words(self) -> frozenset[str]:
+        """The words of a calendar date only the stamp states ("9 June 2023"), none for a duration."""
+        if not self.stamped or not (self.stated & _MONTHS or any(YEAR.match(w) for w in self.stated)):
+            return frozenset()
+        return self.stated
+
 
 #: How many characters of a carrying part are kept in a path step and a verdict.
 PART_CHARS = 400
@@ -391,6 +399,7 @@ class OverlapScorer:
         states no answer word (the answer is inferred), the part must hold half of its content words.
         """
         best = 0.0
+        subject = target.asked_about
         tagged, untagged = parts_by_source(parts)
         for row in target.key_rows:
             for words in tagged.get(row.marker, ()) if row.marker else ():
@@ -404,14 +413,16 @@ class OverlapScorer:
                     best = max(best, len(row.about & words) / len(row.about))
                 # The tag adds provenance: a tagged part repeating the statement carries it as an
                 # untagged one would ("Maria joined a nearby church" of a longer message).
-                best = max(best, _untagged_score(row.key, row.stating, words, target.asked_about))
+                carried = _untagged_score(row.key, row.stating, words, subject, row.stamp_words)
+                best = max(best, carried)
             for words in untagged:
                 if target.about_others(words):
                     continue
                 if row.hedged:
                     words = unplanned(words)
                 if row.carries is None or row.carries(words):
-                    best = max(best, _untagged_score(row.key, row.stating, words, target.asked_about))
+                    carried = _untagged_score(row.key, row.stating, words, subject, row.stamp_words)
+                    best = max(best, carried)
         return best
 
     def carries(self, target: Target, value: Any) -> bool:
@@ -462,19 +473,29 @@ def _untagged_score(
     stating: tuple[Statement, ...],
     words: frozenset[str],
     subject: frozenset[str] = frozenset(),
+    stamp_words: frozenset[str] = frozenset(),
 ) -> float:
-    """How well a part without a message id carries one evidence message (see `score_words`)."""
+    """How well a part without a message id carries one evidence message (see `score_words`).
+
+    `stamp_words`: the words of a calendar date that only the message's stamp gives; a part's own
+    stamp shares them with every line of that day, so they count for nothing: what happened must be
+    shared ("[said on 9 June 2023]" on "friends ... are my rocks" is no "we met up last week")."""
     if not stating:  # a target made without statements: the key's overlap
         return len(key & words) / len(key)
+    shared = words - stamp_words
     names_subject = bool(subject & words)
     return max(
         (
-            min(1.0, len(s.words & words) / _needed(s, names_subject))
+            min(1.0, len(s.words & shared) / _needed(s, names_subject))
             for s in stating
             if s.words and (s.answer & words or not s.answer)
         ),
         default=0.0,
     )
+
+
+#: Month names, stemmed: a stated answer naming one (or a year) is a calendar date, not a duration.
+_MONTHS = content_stems(" ".join(calendar.month_name[1:]))
 
 
 #: A part stating the answer about the person asked about shows its source by half of the statement's
