@@ -63,6 +63,9 @@ DEV_SETS = (
     ("r29-fresh3.json", "fresh3_cases.json", "labels_fresh3.json"),
     # A second blind reader of all of fresh2: how far two readers agree on the set flow did worst on.
     ("r30-fresh2-second.json", "fresh2_cases.json", "labels_fresh2_second.json"),
+    # A fourth fresh set from the aside conversations, drawn at ff8ca86 (the sitting's last flow
+    # commit), scored once and not read.
+    ("r31-fresh4.json", "fresh4_cases.json", "labels_fresh4.json"),
 )
 
 
