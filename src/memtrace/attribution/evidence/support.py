@@ -243,6 +243,7 @@ class Target:
                     date_only(stated),
                     carries,
                     any(statement.hedged for statement in stating),
+                    _stamp_date(stated) if date_only(stated) else frozenset(),
                 )
             )
         return tuple(rows)
@@ -260,13 +261,8 @@ class KeyRow:
     stamped: bool  # the answer is a date only the stamp states
     carries: Callable[[frozenset[str]], bool] | None  # the carrying rule (None: any part)
     hedged: bool = False  # the message states it as a plan or a hedge: a hedging part may carry it
-
-    @property
-    def stamp_words(self) -> frozenset[str]:
-        """The words of a calendar date only the stamp states ("9 June 2023"), none for a duration."""
-        if not self.stamped or not (self.stated & _MONTHS or any(YEAR.match(w) for w in self.stated)):
-            return frozenset()
-        return self.stated
+    #: The words of a calendar date only the stamp states ("9 June 2023"); none for a duration.
+    stamp_words: frozenset[str] = frozenset()
 
 
 #: How many characters of a carrying part are kept in a path step and a verdict.
@@ -496,6 +492,11 @@ def _untagged_score(
 
 #: Month names, stemmed: a stated answer naming one (or a year) is a calendar date, not a duration.
 _MONTHS = content_stems(" ".join(calendar.month_name[1:]))
+
+
+def _stamp_date(stated: frozenset[str]) -> frozenset[str]:
+    """The stated words when they are a calendar date ("9 June 2023"), none for a duration ("3 years")."""
+    return stated if stated & _MONTHS or any(YEAR.match(w) for w in stated) else frozenset()
 
 
 #: A part stating the answer about the person asked about shows its source by half of the statement's

@@ -60,11 +60,12 @@ def stated_elsewhere(
     def stating(versions: list[VariableVersion]) -> tuple[VariableVersion, str] | None:
         parts = words_of(graph, versions)
         for version in sorted(versions, key=lambda v: v.seq):
-            texts = [t for _, t in value_parts(graph.value(version.id))]
-            own = texts if len(texts) == len(parts[version.id]) else None
+            texts: list[str] | None = None  # the parts' texts, read once a part may state the item
             for index, part in enumerate(parts[version.id]):
                 if not words <= part or not part & asked:
                     continue
+                if texts is None:
+                    texts = [t for _, t in value_parts(graph.value(version.id))]
                 text = next((t for t in texts if words <= content_stems(t)), None)
                 if text is None or (len(words) > 1 and phrase not in phrase_of(text, names)):
                     continue  # "an activist group ... support" is not "support group"
@@ -82,7 +83,8 @@ def stated_elsewhere(
                 if named or len(said & topical) >= (1 if len(words) > 1 else 2):
                     # Quote the line that matched: the first line naming the item may be another
                     # (John's "RPG games" beside James's "what makes RPGs so fun").
-                    return version, own[index] if own is not None else text
+                    own = len(texts) == len(parts[version.id])
+                    return version, texts[index] if own else text
         return None
 
     inside = {v.id for v in anatomy.context_vars}
