@@ -768,14 +768,14 @@ def test_a_question_asking_why_is_answered_by_the_hope_that_states_the_purpose(t
             run.memory("doc-2").create(f"[D4:2] {told}", by=op)
         with mt.op("retrieve", category="retrieval") as op:
             found = op.output("retrieved", [f"[D1:1] {hoped}"], category="retrieved")
-        case = run.case(
-            "Why did Oksana start a podcast?", gold="to raise awareness of the pollution", evidence=["D1:1"]
+        answer_wrongly(
+            run,
+            found,
+            "Why did Oksana start a podcast?",
+            "to raise awareness of the pollution",
+            ["D1:1"],
+            "about the river",
         )
-        with mt.op("answer", category="response") as op:
-            op.use(found)
-            prediction = op.output("prediction", "about the river", category="prediction")
-        case.predict("about the river", var=prediction)
-        case.judge(False)
     result, ws = _attribute(tmp_path, run.id)
     with ws:
         assert result.error_type == "ResponseError", result.explanation

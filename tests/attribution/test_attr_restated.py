@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from attrhelpers import answer_wrongly
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
@@ -221,12 +222,7 @@ def test_the_line_quoted_as_stating_the_item_is_the_line_that_did(tmp_path: Path
         with mt.op("search", category="retrieval") as op:
             op.input("query", RECOMMEND, category="query")
             found = op.output("retrieved", [lookalike, hers], category="retrieved")
-        case = run.case(RECOMMEND, gold='"Little Women"', evidence=["D1:1"])
-        with mt.op("answer", category="response") as op:
-            op.use(found)
-            prediction = op.output("prediction", "Not mentioned", category="prediction")
-        case.predict("Not mentioned", var=prediction)
-        case.judge(False)
+        answer_wrongly(run, found, RECOMMEND, '"Little Women"', ["D1:1"], "Not mentioned")
     kind, why = _flow_type(tmp_path, run.id)
     assert kind == "ResponseError", why
     assert "recommends it to Nate" in why and "on TV tonight" not in why, why
