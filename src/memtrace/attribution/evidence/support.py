@@ -226,6 +226,7 @@ class Target:
             if not key:
                 continue
             stated = key & self.answer
+            stamped = date_only(stated)
             carries = _carrying_rule(self, items_stated)
             counted = counts & numbers_in(key)
             if counted:  # "she is 5 years old" is not carried by "he is 8 years old"
@@ -240,10 +241,10 @@ class Target:
                     frozenset(w for w in key - WHEN_WORDS if not YEAR.match(w)) or key,
                     # A date answer is on the '[said on ...]' stamp every line of that day repeats:
                     # with the question's words that proves nothing; the part must say what happened.
-                    date_only(stated),
+                    stamped,
                     carries,
                     any(statement.hedged for statement in stating),
-                    _stamp_date(stated) if date_only(stated) else frozenset(),
+                    _stamp_date(stated) if stamped else frozenset(),
                 )
             )
         return tuple(rows)
