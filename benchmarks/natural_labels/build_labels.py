@@ -66,6 +66,8 @@ DEV_SETS = (
     # A fourth fresh set from the aside conversations, drawn at ff8ca86 (the sitting's last flow
     # commit), scored once and not read.
     ("r31-fresh4.json", "fresh4_cases.json", "labels_fresh4.json"),
+    # A fifth fresh set from the aside conversations, drawn at b10565f, scored once and not read.
+    ("r32-fresh5.json", "fresh5_cases.json", "labels_fresh5.json"),
 )
 
 
