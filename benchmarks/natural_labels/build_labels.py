@@ -68,6 +68,8 @@ DEV_SETS = (
     ("r31-fresh4.json", "fresh4_cases.json", "labels_fresh4.json"),
     # A fifth fresh set from the aside conversations, drawn at b10565f, scored once and not read.
     ("r32-fresh5.json", "fresh5_cases.json", "labels_fresh5.json"),
+    # A thirteenth development set, drawn at b10565f and labelled blind.
+    ("r33-dev13.json", "dev13_cases.json", "labels_dev13.json"),
 )
 
 
