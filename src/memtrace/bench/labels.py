@@ -182,6 +182,7 @@ def score_labels(
                 "sure": label.sure,
                 "label": [label.error_type, label.op_id],
                 "claim": [str(claim.error_type), claim.op_id],
+                "confidence": claim.confidence,
                 "verdict": None if claim.verified is None else str(claim.verified),
                 "agrees": [same_type, same_type and same_op],
             }

@@ -33,6 +33,7 @@ from ..evidence.support import (
 )
 from ..evidence.words import asks_count, content_stems
 from ..model import Attribution, Cost, PathRole, PathStep, undetermined
+from .flow_confidence import shipped_calibration
 from .flow_elsewhere import held_in_context, held_jointly_in_context, held_jointly_in_memory, stated_elsewhere
 from .flow_items import combine_items, elsewhere_note, suspected_annotation_error
 from .flow_losses import extraction_error, loss_error, quote
@@ -76,6 +77,10 @@ class FlowMethod:
         self.evidence = evidence
         self.k = k
         self._facts: weakref.WeakKeyDictionary[GraphQueries, _GraphFacts] = weakref.WeakKeyDictionary()
+        # The shipped confidences were measured with these settings; others keep the rules' own.
+        self._calibrated = (
+            type(self.scorer) is OverlapScorer and self.scorer.threshold == 0.5 and evidence == "auto"
+        )
 
     def _graph_facts(self, graph: GraphQueries) -> _GraphFacts:
         facts = self._facts.get(graph)
@@ -84,7 +89,7 @@ class FlowMethod:
         return facts
 
     #: Raised when the method's decisions change, so results stored by an older rule are not reused.
-    RULES = 3
+    RULES = 4
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -99,6 +104,8 @@ class FlowMethod:
         started = time.perf_counter()
         with usage_scope(f"flow {case.id}") as usage:  # counts tokens when the scorer uses an LLM
             result = self._attribute(graph, case)
+        if result.determined and self._calibrated:
+            result.confidence = shipped_calibration().confidence(str(result.error_type), graph.run.system)
         spent = usage.usage
         result.cost = Cost(
             spent.calls, spent.input_tokens, spent.output_tokens, seconds=time.perf_counter() - started

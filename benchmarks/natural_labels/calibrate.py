@@ -1,0 +1,151 @@
+"""Fit flow's confidence on the development label sets, and score it on the sets kept aside.
+
+Reads the flow attributions stored in WORKSPACE (attribute it first: `memtrace attribute WS`), scores
+them against the label sets, fits the agreement table on the development sets only (the tuned
+conversations' official labels and dev..devN) and, with `--write`, writes it to
+`src/memtrace/attribution/methods/flow_calibration.json`. On the sets never tuned on (the aside
+conversations' official labels, fresh, fresh3 and later) it compares the confidence stored on each
+attribution with the fitted table's: Brier score, expected calibration error (ECE, ten bins), and a
+reliability figure with `--plot`.
+
+    python benchmarks/natural_labels/calibrate.py WS [--write] [--plot FIGURE.png] [--json OUT.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+import memtrace as mt
+from memtrace.attribution.methods.flow_confidence import Calibration, fit_calibration
+from memtrace.bench.labels import read_labels, score_labels
+
+HERE = Path(__file__).parent
+TABLE = HERE.parents[1] / "src" / "memtrace" / "attribution" / "methods" / "flow_calibration.json"
+#: Read and tuned on: the development sets and the official labels of the tuned conversations.
+DEVELOPMENT = ["labels.json:tuned", *(f"labels_dev{n}.json" for n in ("", *range(2, 30)))]
+#: Never read: the official labels of the aside conversations and the fresh sets but fresh2, whose
+#: misses were read (it is in neither part).
+HELD_OUT = ["labels.json:aside", "labels_fresh.json", *(f"labels_fresh{n}.json" for n in range(3, 30))]
+BINS = 10
+
+Row = dict
+Predict = Callable[[Row], float]
+
+
+def scored_rows(ws: mt.Workspace, names: list[str]) -> list[Row]:
+    """One row per labelled case (a case labelled in two sets counts once): claim, system, agreement."""
+    rows, seen = [], set()
+    for name in names:
+        file, _, split = name.partition(":")
+        if not (HERE / file).exists():
+            continue
+        for case in score_labels(ws, read_labels(HERE / file), split=split or None)["cases"]:
+            key = (case["run"], case["case_id"])
+            if key not in seen:
+                seen.add(key)
+                rows.append({**case, "set": name, "system": case["run"].split("/", 1)[0]})
+    return rows
+
+
+def brier(rows: list[Row], predict: Predict) -> float:
+    return sum((predict(r) - r["agrees"][1]) ** 2 for r in rows) / len(rows)
+
+
+def reliability(rows: list[Row], predict: Predict) -> list[tuple[float, float, int]]:
+    """Per confidence bin: mean confidence, share the labels agreed with, claims."""
+    bins: dict[int, list[Row]] = defaultdict(list)
+    for r in rows:
+        bins[min(int(predict(r) * BINS), BINS - 1)].append(r)
+    return [
+        (sum(predict(r) for r in b) / len(b), sum(r["agrees"][1] for r in b) / len(b), len(b))
+        for _, b in sorted(bins.items())
+    ]
+
+
+def ece(rows: list[Row], predict: Predict) -> float:
+    return sum(n * abs(said - agreed) for said, agreed, n in reliability(rows, predict)) / len(rows)
+
+
+def plot(path: Path, rows: list[Row], predictors: dict[str, Predict]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="calibrated")
+    for (name, predict), marker in zip(predictors.items(), "os", strict=False):
+        points = reliability(rows, predict)
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker=marker, label=name)
+        for said, agreed, n in points:
+            ax.annotate(str(n), (said, agreed), textcoords="offset points", xytext=(4, -10), fontsize=7)
+    ax.set(
+        xlim=(0.4, 1.02),
+        ylim=(0.4, 1.02),
+        xlabel="flow's confidence (bin mean)",
+        ylabel="share the blind labels agree with (type + operation)",
+        title=f"flow's confidence on {len(rows)} held-out labels",
+    )
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("workspace", type=Path)
+    parser.add_argument("--write", action="store_true", help="write the fitted table into the package")
+    parser.add_argument("--plot", type=Path)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--stored-name", default="stored on the attributions", help="its name in the figure")
+    args = parser.parse_args()
+    with mt.open(args.workspace) as ws:
+        development, held_out = scored_rows(ws, DEVELOPMENT), scored_rows(ws, HELD_OUT)
+    fitted = fit_calibration(
+        ((r["claim"][0], r["system"], r["agrees"][1]) for r in development),
+        sorted({r["set"] for r in development}),
+    )
+    predictors: dict[str, Predict] = {
+        args.stored_name: lambda r: r["confidence"],
+        "fitted on the development sets": lambda r: fitted.confidence(r["claim"][0], r["system"]),
+    }
+    summary = {
+        "development_labels": len(development),
+        "held_out_labels": len(held_out),
+        "held_out_agreement": sum(r["agrees"][1] for r in held_out) / len(held_out),
+        **{
+            name: {"brier": brier(held_out, p), "ece": ece(held_out, p), "bins": reliability(held_out, p)}
+            for name, p in predictors.items()
+        },
+        "table": fitted.to_dict(),
+    }
+    for name in predictors:
+        print(
+            f"{name}: Brier {summary[name]['brier']:.4f}, ECE {summary[name]['ece']:.4f} on {len(held_out)}"
+        )
+    print(f"held-out agreement {summary['held_out_agreement']:.3f}; fitted on {len(development)} labels")
+    if args.write:
+        TABLE.write_text(json.dumps(fitted.to_dict(), indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {TABLE}")
+    if args.plot:
+        plot(args.plot, held_out, predictors)
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    _check_roundtrip(fitted)
+
+
+def _check_roundtrip(fitted: Calibration) -> None:
+    """The table as written reads back to the same confidences."""
+    again = Calibration.from_dict(json.loads(json.dumps(fitted.to_dict())))
+    for kind, system in fitted.by_type_system:
+        assert again.confidence(kind, system) == fitted.confidence(kind, system)
+
+
+if __name__ == "__main__":
+    main()
