@@ -6,13 +6,18 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from attrhelpers import answer_wrongly, pets_run
+from attrhelpers import answer_wrongly, mem0_case, pets_run
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
+from memtrace.attribution.evidence.anatomy import case_anatomy
+from memtrace.attribution.evidence.support import carrying_part
+from memtrace.attribution.evidence.target import evidence_target
 from memtrace.attribution.model import Attribution
-from memtrace.attribution.verify.counterfactual import verify
+from memtrace.attribution.verify.counterfactual import _undelivered, verify
 from memtrace.attribution.verify.items import check_for, resolve_relative
+from memtrace.attribution.verify.verdicts import Verification
+from memtrace.vocabulary import Verdict
 
 
 def test_relative_dates_are_restated_against_their_stamp() -> None:
@@ -264,3 +269,31 @@ def test_a_stamped_date_stated_by_a_turn_that_names_no_event_asks_none_of_the_pa
         (item,) = check.items
         assert item.event == frozenset()
         assert check.status([[f"{turn} [said on 20 October 2023]"]])[item.text] == "held"
+
+
+def test_memory_holding_another_items_turn_does_not_refute_an_extraction_loss(tmp_path: Path) -> None:
+    """Two annotated turns name Oliver; no extraction kept him, and the second turn's unit holds only
+    Bailey. Memory carries that turn (the message-level target) but lacks Oliver and Luna, the items
+    the claim traced, so the claim's premise stands: it is not refuted."""
+    turns = {
+        "D1:3": "Melanie: Luna and Oliver are so sweet and playful, they liven up the house.",
+        "D2:5": "Melanie: Oliver hid his bone in my slipper again! And we got another cat, Bailey.",
+    }
+    facts = {
+        "mem-1": ("Melanie's cats liven up the house", "D1:3"),
+        "mem-2": ("Melanie got another cat named Bailey", "D2:5"),
+    }
+    case = ("What are Melanie's pets' names?", "Oliver, Luna, Bailey", ["D1:3", "D2:5"], "Bailey")
+    run_id = mem0_case(tmp_path, turns, facts, ["Melanie got another cat named Bailey"], case)
+    with mt.open(tmp_path) as ws:
+        graph, case_row = ws.view(run_id), ws.cases(run_id)[0]
+        claim = FlowMethod().attribute(graph, case_row)
+        assert claim.error_type == "ExtractionError", claim.explanation
+        target = evidence_target(graph, case_row, claim)
+        anatomy = case_anatomy(graph, case_row)
+        memory = graph.memory_values_at(anatomy.question_seq - 1)
+        assert carrying_part(target, list(memory.items())) is not None  # the message-level target
+        outcome = Verification(claim, Verdict.ANSWER_CONFIRMED, "")
+        _undelivered(ws, graph, case_row, claim, target, outcome)
+    assert outcome.verdict != Verdict.REFUTED, outcome.reason
+    assert any("missing" in line and "oliver" in line for line in outcome.checked), outcome.checked

@@ -296,6 +296,15 @@ def _undelivered(
         return
     values = graph.memory_values_at(anatomy.question_seq - 1)
     held_then = carrying_part(target, list(values.items()))
+    check = check_for(graph, case)
+    if held_then is not None and check.has_items and check.lacking(list(values.values())):
+        # The memory carried the evidence turn's other facts, not the answer's items the claim traced
+        # ("Caroline applied to adoption agencies", not her pets' names): no contradiction of it.
+        outcome.checked.append(
+            f"recorded memory at question time carries the evidence turn ({held_then.text[:80]!r}), but"
+            f" {item_line(check, list(values.values()))}"
+        )
+        held_then = None
     if held_then is not None:
         outcome.verdict, outcome.why = Verdict.REFUTED, "memory-had-it"
         outcome.reason = (
