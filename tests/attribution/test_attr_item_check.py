@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from attrhelpers import answer_wrongly, mem0_case, pets_run
+from attrhelpers import answer_wrongly, mem0_case, pets_run, window_of
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
@@ -16,6 +16,7 @@ from memtrace.attribution.evidence.target import evidence_target
 from memtrace.attribution.model import Attribution
 from memtrace.attribution.verify.counterfactual import _undelivered, verify
 from memtrace.attribution.verify.items import check_for, resolve_relative
+from memtrace.attribution.verify.scope import never_touched
 from memtrace.attribution.verify.verdicts import Verification
 from memtrace.vocabulary import Verdict
 
@@ -297,3 +298,61 @@ def test_memory_holding_another_items_turn_does_not_refute_an_extraction_loss(tm
         _undelivered(ws, graph, case_row, claim, target, outcome)
     assert outcome.verdict != Verdict.REFUTED, outcome.reason
     assert any("missing" in line and "oliver" in line for line in outcome.checked), outcome.checked
+
+
+def test_a_context_holding_every_checked_item_refutes_nothing_when_an_item_is_inferred(
+    tmp_path: Path,
+) -> None:
+    """No turn names the hamster: the item check cannot look for it, so a context holding Pepper and
+    Whiskers is not shown to hold "every item", and a RetrievalError is not refuted by it."""
+    turns = {
+        "D1:3": "Diego: We adopted a dog named Pepper last spring, she loves the park.",
+        "D2:5": "Diego: And last month we adopted a cat named Whiskers too.",
+    }
+    facts = {
+        "mem-1": ("Diego adopted a dog named Pepper last spring", "D1:3"),
+        "mem-2": ("Diego adopted a cat named Whiskers last month", "D2:5"),
+    }
+    retrieved = [text for text, _ in facts.values()]
+    gold = "Pepper, Whiskers and a hamster named Biscuit"
+    case = ("What pets does Diego have?", gold, ["D1:3", "D2:5"], "a cat")
+    run_id = mem0_case(tmp_path, turns, facts, retrieved, case)
+    with mt.open(tmp_path) as ws:
+        check = check_for(ws.view(run_id), ws.cases(run_id)[0])
+        assert check.inferred and check.has_items
+        outcome = verify(ws, _claim(ws, run_id, "RetrievalError", "search#"))
+    assert outcome.why != "context-had-it" and outcome.verdict != Verdict.REFUTED, outcome.reason
+
+
+def _window_run(workspace: Path, gold: str) -> tuple[str, str]:
+    """A window appended two lines, the question read it; returns the run id and the last append's id."""
+    lines = [("D1:1", "Gina: I play the piano every evening."), ("D1:2", "Jon: Nice, I took up the violin.")]
+    with mt.run(workspace, name="window", system="long_context") as run:
+        _window, kept = window_of(run, lines)
+        case = run.case("What instruments do Gina and Jon play?", gold=gold, evidence=["D1:1", "D1:2"])
+        with mt.op("answer", category="response") as op:
+            op.input("context", kept, category="context")
+            prediction = op.output("prediction", "drums", category="prediction")
+        case.predict("drums", var=prediction)
+        case.judge(False)
+    with mt.open(workspace) as ws:
+        appends = [op.id for op in ws.graph(run.id).ops_by_category("update") if op.name == "memory_update"]
+    return run.id, appends[-1]
+
+
+def test_an_update_that_lost_no_checked_item_is_refuted_only_when_every_item_is_checked(
+    tmp_path: Path,
+) -> None:
+    """The last append kept both lines: with the answer "piano, violin" it lost nothing; with a third
+    instrument no turn names, it may have lost that one, and nothing can say it did not."""
+    for name, gold, refuted in (
+        ("checked", "piano, violin", True),
+        ("inferred", "piano, violin, cello", False),
+    ):
+        path = tmp_path / name
+        run_id, append = _window_run(path, gold)
+        with mt.open(path) as ws:
+            graph, case = ws.view(run_id), ws.cases(run_id)[0]
+            claim = Attribution(run_id, case.id, append, "UpdateError", 0.5, "test claim", "test-claim")
+            found = never_touched(graph, case, claim, check_for(graph, case))
+        assert (found is not None and found[0] == "lost-nothing") is refuted, (name, found)

@@ -267,8 +267,9 @@ def refuted_premise(
     Every claim upstream of the answer step says the context lacked the information: refuted when it
     held every item. An UpdateError or DeletionError says a unit held it and lost it: refuted when the
     unit it names held none of it. An ExtractionError says no unit ever held it: refuted when memory
-    held every item at question time. Held and missing are what both rules agree on (see `ItemCheck`)."""
-    if not check.has_items:
+    held every item at question time. Held and missing are what both rules agree on (see `ItemCheck`).
+    Never when part of the answer is inferred: what no turn states as worded, no rule checks."""
+    if not check.has_items or check.inferred:  # "every item" cannot be said of items none checks
         return None
     anatomy = case_anatomy(graph, case)
     context = list(graph.values(anatomy.context_vars).values())

@@ -109,7 +109,7 @@ def never_touched(
                 "changed-no-holder",
                 f"neither what {op_id} read nor any memory unit it changed held an item of the answer",
             )
-        if lost is not None and not lost:
+        if lost is not None and not lost and not check.inferred:  # an unchecked item may be what it lost
             return (
                 "lost-nothing",
                 f"every memory unit {op_id} changed still holds, after it, every item it held before:"
