@@ -356,3 +356,16 @@ def test_an_update_that_lost_no_checked_item_is_refuted_only_when_every_item_is_
             claim = Attribution(run_id, case.id, append, "UpdateError", 0.5, "test claim", "test-claim")
             found = never_touched(graph, case, claim, check_for(graph, case))
         assert (found is not None and found[0] == "lost-nothing") is refuted, (name, found)
+
+
+def test_an_extraction_loss_whose_items_memory_holds_is_disputed_not_refuted(tmp_path: Path) -> None:
+    """Both pets' memories were live: an ExtractionError claim meets every item in memory, word for
+    word. Words in a unit are no proof the fact is there, so the claim is disputed, without a replay."""
+    run_id = pets_run(tmp_path, ["mem-2"])
+    with mt.open(tmp_path) as ws:
+        flow = FlowMethod().attribute(ws.view(run_id), ws.cases(run_id)[0])
+        extraction = ws.graph(run_id).ops_by_category("extraction")[0]
+        claim = replace(flow, error_type="ExtractionError", op_id=extraction.id, method="test-claim")
+        outcome = verify(ws, claim)
+    assert (outcome.verdict, outcome.why) == (Verdict.NOT_VERIFIABLE, "memory-held-items"), outcome.reason
+    assert outcome.replay_run is None and "pepper" in outcome.reason.lower()

@@ -30,7 +30,7 @@ from .confirm import context_part, memory_carries_at_question
 from .ideal_facts import ideal_fact
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
 from .inherited import inherited_patches_lost
-from .items import carriers_of_missing, check_for, item_line, refuted_premise
+from .items import DISPUTES, carriers_of_missing, check_for, item_line, refuted_premise
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
 from .response import response_verdict, settled
 from .scope import derived_path, never_touched, out_of_place, with_derived_path
@@ -155,6 +155,10 @@ def _verify(
     kept = attribution.step(PathRole.LAST_CARRIER)
     kept_value = graph.value(kept.id) if kept is not None and graph.has_var(kept.id) else None
     refuted = refuted_premise(graph, case, attribution.error_type, check, kept_value)
+    if refuted is not None and refuted[0] in DISPUTES:
+        return settled(
+            attribution, Verdict.NOT_VERIFIABLE, *refuted, ["no replay: the recorded run disputes it"]
+        )
     if refuted is not None:
         return settled(
             attribution, Verdict.REFUTED, refuted[0], refuted[1], ["no replay: the recorded run refutes it"]
