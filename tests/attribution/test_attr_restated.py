@@ -65,7 +65,7 @@ def test_a_name_alone_beside_no_word_of_the_question_is_not_a_statement(tmp_path
     assert result.error_type == "ExtractionError", result.explanation
 
 
-def _window_conversation() -> Conversation:
+def _window_conversation(gold: str = "support group") -> Conversation:
     """Caroline names the support group twice in session 1 (D1:3, then D1:7); Mel echoes it (D1:5);
     small talk follows, so a small window trims D1:3 long before D1:7."""
     turns = [
@@ -88,9 +88,7 @@ def _window_conversation() -> Conversation:
     session = Session(
         1, "1:56 pm on 8 May, 2023", [Turn(i, s, t, 1, "8 May 2023") for i, s, t in turns + filler]
     )
-    question = Question(
-        "q0", "What LGBTQ events has Caroline joined?", ["support group"], ["D1:3"], "single-hop"
-    )
+    question = Question("q0", "What LGBTQ events has Caroline joined?", [gold], ["D1:3"], "single-hop")
     return Conversation("window", ["Caroline", "Mel"], [session], [question], "test")
 
 
@@ -226,3 +224,22 @@ def test_the_line_quoted_as_stating_the_item_is_the_line_that_did(tmp_path: Path
     kind, why = _flow_type(tmp_path, run.id)
     assert kind == "ResponseError", why
     assert "recommends it to Nate" in why and "on TV tonight" not in why, why
+
+
+def test_no_trim_is_said_to_lose_nothing_when_an_item_of_the_answer_is_unchecked(tmp_path: Path) -> None:
+    """The same window, but the gold adds a parade no turn names: no rule can check it, so neither the
+    window after the early trim nor the placebo replay shows "every item" kept."""
+    conversation = _window_conversation("support group, pride parade")
+    run = run_conversation(LongContext(LongContextConfig(max_tokens=220)), conversation, tmp_path)
+    with mt.open(tmp_path) as ws:
+        graph, case = ws.view(run.run_id), ws.cases(run.run_id)[0]
+        result = FlowMethod().attribute(graph, case)
+        assert result.error_type == "UpdateError", result.explanation
+        first_drop = _trim_dropping(graph, "[D1:3]")
+        claim = replace(result, op_id=first_drop.id, method="test-claim")
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(counterfactual, "never_touched", lambda *args: None)
+            placebo_only = verify(ws, claim)
+        outcome = verify(ws, claim)
+    for checked in (outcome, placebo_only):
+        assert checked.why not in ("lost-nothing", "placebo-delivers"), checked.reason

@@ -179,7 +179,8 @@ def _placebo(
     trim lost nothing the answer needed (another line still held it), so it was not decisive."""
     op_id = attribution.op_id or ""
     keep = patch.get(op_id, {}).get("keep") or {}
-    if not keep:
+    check = check_for(graph, case)
+    if not keep or not check.has_items or check.inferred:  # "every item" needs every item checkable
         return None
     unit = next(iter(keep))
     claimed = graph.op(op_id)
@@ -201,7 +202,6 @@ def _placebo(
         raise
     except MemtraceError:
         return None
-    check = check_for(graph, case)
     replayed = list(result.case(case.id).context)
     if check.lacking(replayed):
         return None  # without the repair some item is lost: the claimed trim was needed
