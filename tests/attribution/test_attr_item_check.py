@@ -369,3 +369,28 @@ def test_an_extraction_loss_whose_items_memory_holds_is_disputed_not_refuted(tmp
         outcome = verify(ws, claim)
     assert (outcome.verdict, outcome.why) == (Verdict.NOT_VERIFIABLE, "memory-held-items"), outcome.reason
     assert outcome.replay_run is None and "pepper" in outcome.reason.lower()
+
+
+def test_an_item_asked_of_both_people_is_held_only_with_each_ones_own_statement(tmp_path: Path) -> None:
+    """ "What have Caroline and Melanie both painted?": the context has Caroline's sunset and Melanie's
+    remark on it ("looks like a real sunset"), not Melanie's own lake sunset. The sunset is held for
+    Caroline, not for Melanie, so a RetrievalError is not refuted by a context holding "every item"."""
+    turns = {
+        "D1:2": "Melanie: I painted a lake sunset last year, it hangs in the kitchen now.",
+        "D2:5": "Caroline: Here is my new painting of a sunset at the beach!",
+        "D2:6": "Melanie: Wow, it really looks like a real sunset!",
+    }
+    facts = {
+        "mem-1": ("Melanie painted a lake sunset last year", "D1:2"),
+        "mem-2": ("Caroline painted a sunset at the beach", "D2:5"),
+        "mem-3": ("Melanie said it really looks like a real sunset", "D2:6"),
+    }
+    retrieved = [facts["mem-2"][0], facts["mem-3"][0]]
+    question = "What subject have Caroline and Melanie both painted?"
+    run_id = mem0_case(tmp_path, turns, facts, retrieved, (question, "Sunsets", ["D1:2", "D2:5"], "beach"))
+    with mt.open(tmp_path) as ws:
+        graph, case = ws.view(run_id), ws.cases(run_id)[0]
+        status = check_for(graph, case).status([retrieved])
+        assert status == {"sunsets (Melanie)": "disputed", "sunsets (Caroline)": "held"}, status
+        outcome = verify(ws, _claim(ws, run_id, "RetrievalError", "search#"))
+    assert outcome.why != "context-had-it" and outcome.verdict != Verdict.REFUTED, outcome.reason

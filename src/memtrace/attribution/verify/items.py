@@ -81,6 +81,13 @@ class Item:
     #: A date only stamps hold: held only by a part naming more than half of the question's event too
     #: (the stems of it the stating turns use).
     event: frozenset[str] = frozenset()
+    #: Whose statement this item is, when a question asks it of several people ("both").
+    person: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How the item is named in findings: its text, and whose it is when the question asks of both."""
+        return f"{self.text} ({self.person})" if self.person else self.text
 
     def judged_held(self, texts: Sequence[str]) -> bool:
         """The judge's rule: some one text holds the item (a whole turn: every part of it; a date only
@@ -148,7 +155,16 @@ class ItemCheck:
                 if stamped:
                     worded = frozenset().union(*(content_stems(text) for _, text in stating))
                     event = (asked - _name_stems(speakers)) & worded
-                self.items.append(Item(gold, part, target, event=event))
+                both = _BOTH.search(case.question)
+                by_person = _each_persons_turns(stating, named, annotated) if both else []
+                for person, own in by_person:  # "both painted sunsets": each one's statement is an item
+                    own_target = self.scorer.prepare(case.question, [part], own[:_STATING_TURNS], speakers)
+                    whom = content_stems(person)  # a line naming only the other one is about them
+                    own_target.asked_about = whom
+                    own_target.others = (own_target.others | target.asked_about) - whom
+                    self.items.append(Item(gold, part, own_target, event=event, person=person))
+                if not by_person:
+                    self.items.append(Item(gold, part, target, event=event))
             break  # the first gold alternative: datasets list one answer per case
         if not self.items:
             self.items = self._evidence_turns(graph, case, annotated, speakers)
@@ -191,11 +207,11 @@ class ItemCheck:
             # and flow's statement in another memory are two half-findings, not one.
             judged = [(None, text) for text in texts if item.judged_held([text])]
             if judged and carrying_part(item.target, judged, self.scorer) is not None:
-                found[item.text] = "held"
+                found[item.label] = "held"
             elif judged or carrying_part(item.target, parts, self.scorer) is not None:
-                found[item.text] = "disputed"
+                found[item.label] = "disputed"
             else:
-                found[item.text] = "missing"
+                found[item.label] = "missing"
         return found
 
     def lacking(self, values: Sequence[object]) -> list[str]:
@@ -233,6 +249,25 @@ def _own_words_first(turns: list[tuple[str, str]], speaker: str | None) -> list[
         return turns
     own = [(name, text) for name, text in turns if text.startswith(f"{speaker}: ")]
     return own or turns
+
+
+_BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
+
+
+def _each_persons_turns(
+    stating: list[tuple[str, str]], named: list[str], annotated: set[str]
+) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The stating turns of each person a question joins with "both", when each of them said one: an
+    item held for one of them ("Caroline painted a sunset") is not held for the other. A person's
+    annotated turns first: their other lines with the words may be about the other person's thing
+    (Melanie's "it really looks like a real sunset" of Caroline's painting). Empty otherwise."""
+    if len(named) < 2:
+        return []
+    found = []
+    for person in named:
+        own = [(name, text) for name, text in stating if text.startswith(f"{person}: ")]
+        found.append((person, [(name, text) for name, text in own if name in annotated] or own))
+    return found if all(turns for _, turns in found) else []
 
 
 def _name_stems(speakers: Iterable[str]) -> frozenset[str]:
