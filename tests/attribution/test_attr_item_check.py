@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from attrhelpers import answer_wrongly, mem0_case, pets_run, window_of
+from attrhelpers import answer_wrongly, mem0_case, pets_run, trim_oldest, window_of
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
@@ -394,3 +394,30 @@ def test_an_item_asked_of_both_people_is_held_only_with_each_ones_own_statement(
         assert status == {"sunsets (Melanie)": "disputed", "sunsets (Caroline)": "held"}, status
         outcome = verify(ws, _claim(ws, run_id, "RetrievalError", "search#"))
     assert outcome.why != "context-had-it" and outcome.verdict != Verdict.REFUTED, outcome.reason
+
+
+def test_a_speaker_named_as_the_answer_is_stated_by_the_annotated_turn_not_by_every_line_she_said(
+    tmp_path: Path,
+) -> None:
+    """ "Who invited Nate to the trails?" "Joanna": her other lines all begin "Joanna:", so a trim that
+    cut the invitation did not lose "nothing" because some line of hers is left."""
+    lines = [
+        ("D1:1", "Joanna: You should come down and join me on the trails sometime!"),
+        ("D1:2", "Nate: Maybe, I mostly stay in and game."),
+        ("D1:3", "Joanna: I finished another draft of my screenplay this week."),
+    ]
+    with mt.run(tmp_path, name="window", system="long_context") as run:
+        window, kept = window_of(run, lines)
+        kept, trims = trim_oldest(window, kept, 1)
+        case = run.case("Who invited Nate to join her on the trails?", gold="Joanna", evidence=["D1:1"])
+        with mt.op("answer", category="response") as op:
+            op.input("context", kept, category="context")
+            prediction = op.output("prediction", "Nate", category="prediction")
+        case.predict("Nate", var=prediction)
+        case.judge(False)
+    with mt.open(tmp_path) as ws:
+        graph, case_row = ws.view(run.id), ws.cases(run.id)[0]
+        check = check_for(graph, case_row)
+        assert "joanna" in check.lacking([kept])  # Nate's line and Joanna's screenplay do not say it
+        claim = Attribution(run.id, case_row.id, trims[0], "UpdateError", 0.5, "test claim", "test-claim")
+        assert never_touched(graph, case_row, claim, check) is None

@@ -131,6 +131,9 @@ class ItemCheck:
                     # A date only stamps hold ("February, 2023"): every turn said that month holds it,
                     # and none says what happened then. The annotated turns say it; no other turn does.
                     everywhere = [(name, text) for name, text in everywhere if name in annotated]
+                elif content_stems(part) and content_stems(part) <= _name_stems(speakers):
+                    # A speaker's name ("Who invited Nate?" "Joanna"): every line she said names her.
+                    everywhere = [(name, text) for name, text in everywhere if name in annotated]
                 else:
                     everywhere = _statements_first(everywhere, part)
                 # Where the case's information is: the annotated turns and their sessions, else a turn
