@@ -18,6 +18,7 @@ import json
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import memtrace as mt
 from memtrace.attribution.methods.flow_confidence import Calibration, fit_calibration
@@ -26,13 +27,20 @@ from memtrace.bench.labels import read_labels, score_labels
 HERE = Path(__file__).parent
 TABLE = HERE.parents[1] / "src" / "memtrace" / "attribution" / "methods" / "flow_calibration.json"
 #: Read and tuned on: the development sets and the official labels of the tuned conversations.
-DEVELOPMENT = ["labels.json:tuned", *(f"labels_dev{n}.json" for n in ("", *range(2, 30)))]
+DEVELOPMENT = ["labels.json:tuned", *sorted(p.name for p in HERE.glob("labels_dev*.json"))]
 #: Never read: the official labels of the aside conversations and the fresh sets but fresh2, whose
-#: misses were read (it is in neither part).
-HELD_OUT = ["labels.json:aside", "labels_fresh.json", *(f"labels_fresh{n}.json" for n in range(3, 30))]
+#: misses were read (it is in neither part); a second reader's file is no set of its own.
+HELD_OUT = [
+    "labels.json:aside",
+    *sorted(
+        p.name
+        for p in HERE.glob("labels_fresh*.json")
+        if p.stem not in ("labels_fresh2", "labels_fresh2_second") and not p.stem.endswith("_second")
+    ),
+]
 BINS = 10
 
-Row = dict
+Row = dict[str, Any]
 Predict = Callable[[Row], float]
 
 
@@ -43,15 +51,18 @@ def scored_rows(ws: mt.Workspace, names: list[str]) -> list[Row]:
         file, _, split = name.partition(":")
         if not (HERE / file).exists():
             continue
-        for case in score_labels(ws, read_labels(HERE / file), split=split or None)["cases"]:
+        labels = read_labels(HERE / file)
+        systems = {(label.run, label.case_id): label.system for label in labels}
+        for case in score_labels(ws, labels, split=split or None)["cases"]:
             key = (case["run"], case["case_id"])
             if key not in seen:
                 seen.add(key)
-                rows.append({**case, "set": name, "system": case["run"].split("/", 1)[0]})
+                rows.append({**case, "set": name, "system": systems[key]})
     return rows
 
 
 def brier(rows: list[Row], predict: Predict) -> float:
+    """Mean squared gap between the confidence and the labels' verdict (1 agreed, 0 not)."""
     return sum((predict(r) - r["agrees"][1]) ** 2 for r in rows) / len(rows)
 
 
@@ -67,6 +78,7 @@ def reliability(rows: list[Row], predict: Predict) -> list[tuple[float, float, i
 
 
 def ece(rows: list[Row], predict: Predict) -> float:
+    """Expected calibration error: the claims-weighted gap between said and agreed per bin."""
     return sum(n * abs(said - agreed) for said, agreed, n in reliability(rows, predict)) / len(rows)
 
 
@@ -107,10 +119,13 @@ def main() -> None:
     args = parser.parse_args()
     with mt.open(args.workspace) as ws:
         development, held_out = scored_rows(ws, DEVELOPMENT), scored_rows(ws, HELD_OUT)
+    if not development or not held_out:
+        raise SystemExit(f"{HERE}: no development or no held-out labels to fit and score on")
     fitted = fit_calibration(
         ((r["claim"][0], r["system"], r["agrees"][1]) for r in development),
         sorted({r["set"] for r in development}),
     )
+    _check_roundtrip(fitted)
     predictors: dict[str, Predict] = {
         args.stored_name: lambda r: r["confidence"],
         "fitted on the development sets": lambda r: fitted.confidence(r["claim"][0], r["system"]),
@@ -137,14 +152,14 @@ def main() -> None:
         plot(args.plot, held_out, predictors)
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    _check_roundtrip(fitted)
 
 
 def _check_roundtrip(fitted: Calibration) -> None:
-    """The table as written reads back to the same confidences."""
+    """The table, as it will be written, reads back to the same confidences (checked before writing)."""
     again = Calibration.from_dict(json.loads(json.dumps(fitted.to_dict())))
     for kind, system in fitted.by_type_system:
-        assert again.confidence(kind, system) == fitted.confidence(kind, system)
+        if again.confidence(kind, system) != fitted.confidence(kind, system):
+            raise SystemExit(f"{TABLE}: the fitted table does not read back for {kind}/{system}")
 
 
 if __name__ == "__main__":

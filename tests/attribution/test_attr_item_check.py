@@ -295,7 +295,7 @@ def test_memory_holding_another_items_turn_does_not_refute_an_extraction_loss(tm
         memory = graph.memory_values_at(anatomy.question_seq - 1)
         assert carrying_part(target, list(memory.items())) is not None  # the message-level target
         outcome = Verification(claim, Verdict.ANSWER_CONFIRMED, "")
-        _undelivered(ws, graph, case_row, claim, target, outcome)
+        _undelivered(ws, graph, case_row, claim, target, outcome, check_for(graph, case_row))
     assert outcome.verdict != Verdict.REFUTED, outcome.reason
     assert any("missing" in line and "oliver" in line for line in outcome.checked), outcome.checked
 
@@ -421,3 +421,18 @@ def test_a_speaker_named_as_the_answer_is_stated_by_the_annotated_turn_not_by_ev
         assert "joanna" in check.lacking([kept])  # Nate's line and Joanna's screenplay do not say it
         claim = Attribution(run.id, case_row.id, trims[0], "UpdateError", 0.5, "test claim", "test-claim")
         assert never_touched(graph, case_row, claim, check) is None
+
+
+def test_an_inferred_answer_is_checked_by_its_evidence_turns_and_can_still_be_refuted(tmp_path: Path) -> None:
+    """ "Is Jon outdoorsy?" "He is outdoorsy": no turn says the word, so the items are the annotated
+    turn, which covers the whole answer. A context holding that turn word for word refutes a
+    RetrievalError, unchecked gold parts notwithstanding."""
+    turn = "Jon: I go hiking and camping in the mountains every weekend."
+    facts = {"mem-1": ("I go hiking and camping in the mountains every weekend.", "D1:3")}
+    case = ("Is Jon outdoorsy?", "He is outdoorsy", ["D1:3"], "no")
+    run_id = mem0_case(tmp_path, {"D1:3": turn}, facts, [facts["mem-1"][0]], case)
+    with mt.open(tmp_path) as ws:
+        check = check_for(ws.view(run_id), ws.cases(run_id)[0])
+        assert check.turns and check.inferred and check.complete
+        outcome = verify(ws, _claim(ws, run_id, "RetrievalError", "search#"))
+    assert (outcome.verdict, outcome.why) == (Verdict.REFUTED, "context-had-it"), outcome.reason

@@ -13,6 +13,7 @@ import memtrace as mt
 from memtrace.attribution import FlowMethod
 from memtrace.attribution.evidence.support import OverlapScorer
 from memtrace.attribution.methods.flow_confidence import (
+    TYPE_PRIOR,
     Calibration,
     Tally,
     fit_calibration,
@@ -38,14 +39,15 @@ def test_few_claims_are_pulled_towards_their_type_and_an_unknown_system_gets_the
         + [("ExtractionError", "evermemos", True)] * 2  # two out of two: not certainty
     )
     of_type = table.confidence("ExtractionError", "my-pipeline")
-    assert of_type == math.floor(Tally(32, 42).rate(32 / 42, 4.0) * 100) / 100
+    assert of_type == math.floor(Tally(32, 42).rate(32 / 42, TYPE_PRIOR) * 100) / 100
     assert of_type < table.confidence("ExtractionError", "evermemos") < 1.0
     assert (
         table.confidence("DeletionError", "mem0") == math.floor(32 / 42 * 100) / 100
     )  # no such claims: all claims'
 
 
-def test_the_shipped_table_was_fitted_on_development_labels_only() -> None:
+def test_the_shipped_table_names_only_development_sets_as_fitted_on() -> None:
+    """What the table records of its fit: no held-out set named (calibrate.py writes the names)."""
     table = shipped_calibration()
     assert table.overall.claims >= 400 and table.fitted_on
     # The conversations kept aside and the fresh sets drawn from them are never fitted on.
@@ -78,3 +80,15 @@ def test_the_table_reads_back_as_written() -> None:
     table = shipped_calibration()
     again = Calibration.from_dict(json.loads(json.dumps(table.to_dict())))
     assert again.to_dict() == table.to_dict()
+
+
+def test_other_evidence_settings_keep_the_rules_figure_and_their_own_cache_key(tmp_path: Path) -> None:
+    run_id = pets_run(tmp_path, ["mem-2"])
+    with mt.open(tmp_path) as ws:
+        (case,) = ws.cases(run_id)
+        graph = ws.graph(run_id)
+        measured, annotated = FlowMethod(), FlowMethod(evidence="gold")
+        default_claim, annotated_claim = measured.attribute(graph, case), annotated.attribute(graph, case)
+    assert measured.settings()["confidence"] != annotated.settings()["confidence"] == "rules"
+    if default_claim.error_type == annotated_claim.error_type:
+        assert annotated_claim.confidence != default_claim.confidence

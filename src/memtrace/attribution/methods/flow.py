@@ -33,7 +33,7 @@ from ..evidence.support import (
 )
 from ..evidence.words import asks_count, content_stems
 from ..model import Attribution, Cost, PathRole, PathStep, undetermined
-from .flow_confidence import shipped_calibration
+from .flow_confidence import shipped_calibration, shipped_calibration_digest
 from .flow_elsewhere import held_in_context, held_jointly_in_context, held_jointly_in_memory, stated_elsewhere
 from .flow_items import combine_items, elsewhere_note, suspected_annotation_error
 from .flow_losses import extraction_error, loss_error, quote
@@ -98,6 +98,7 @@ class FlowMethod:
             "threshold": self.scorer.threshold,
             "evidence": self.evidence,
             "k": self.k,
+            "confidence": shipped_calibration_digest() if self._calibrated else "rules",
         }
 
     def attribute(self, graph: GraphQueries, case: Case) -> Attribution:

@@ -10,6 +10,7 @@ seen a few times is not reported as certain; a system the labels never saw gets 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -101,7 +102,17 @@ def fit_calibration(scored: Iterable[tuple[str, str, bool]], fitted_on: Iterable
 
 
 @functools.cache
+def _shipped_text() -> str:
+    return resources.files(__package__).joinpath("flow_calibration.json").read_text(encoding="utf-8")
+
+
+@functools.cache
 def shipped_calibration() -> Calibration:
     """The table shipped with memtrace (fitted on the development label sets of locomo-dev)."""
-    text = resources.files(__package__).joinpath("flow_calibration.json").read_text(encoding="utf-8")
-    return Calibration.from_dict(json.loads(text))
+    return Calibration.from_dict(json.loads(_shipped_text()))
+
+
+def shipped_calibration_digest() -> str:
+    """A short digest of the shipped table: in flow's settings, so a refitted table is not served
+    from attributions stored under the old one."""
+    return hashlib.sha256(_shipped_text().encode()).hexdigest()[:12]

@@ -30,7 +30,7 @@ from .confirm import context_part, memory_carries_at_question
 from .ideal_facts import ideal_fact
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
 from .inherited import inherited_patches_lost
-from .items import DISPUTES, carriers_of_missing, check_for, item_line, refuted_premise
+from .items import ItemCheck, carriers_of_missing, check_for, item_line, premise_finding
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
 from .response import response_verdict, settled
 from .scope import derived_path, never_touched, out_of_place, with_derived_path
@@ -154,15 +154,10 @@ def _verify(
         return settled(attribution, Verdict.REFUTED, *untouched, ["no replay: the graph refutes it"])
     kept = attribution.step(PathRole.LAST_CARRIER)
     kept_value = graph.value(kept.id) if kept is not None and graph.has_var(kept.id) else None
-    refuted = refuted_premise(graph, case, attribution.error_type, check, kept_value)
-    if refuted is not None and refuted[0] in DISPUTES:
-        return settled(
-            attribution, Verdict.NOT_VERIFIABLE, *refuted, ["no replay: the recorded run disputes it"]
-        )
-    if refuted is not None:
-        return settled(
-            attribution, Verdict.REFUTED, refuted[0], refuted[1], ["no replay: the recorded run refutes it"]
-        )
+    found = premise_finding(graph, case, attribution.error_type, check, kept_value)
+    if found is not None:
+        what = "refutes" if found[0] == Verdict.REFUTED else "disputes"
+        return settled(attribution, *found, [f"no replay: the recorded run {what} it"])
     patch, repair = build_repair(ws, attribution)
     if patch is None:
         return settled(
@@ -243,7 +238,7 @@ def _verify(
             " (no turn states an item of it): no independent check applies, and the answer did not flip"
         )
         return outcome
-    _undelivered(ws, graph, case, attribution, target, outcome)
+    _undelivered(ws, graph, case, attribution, target, outcome, check)
     replayed = None
     if outcome.why == "retrieval-missed-restored" and outcome.replay_run:
         ingest_journal(ws.store, journal_path(ws.store.path.parent, outcome.replay_run))  # lazily indexed
@@ -272,6 +267,7 @@ def _undelivered(
     attribution: Attribution,
     target: Target,
     outcome: Verification,
+    check: ItemCheck,
 ) -> None:
     """Why a repair did not deliver the evidence. Refuted only when the claim's premise is false (the
     recorded run still had the information where the claim says it was lost); a later operation
@@ -300,10 +296,11 @@ def _undelivered(
         return
     values = graph.memory_values_at(anatomy.question_seq - 1)
     held_then = carrying_part(target, list(values.items()))
-    check = check_for(graph, case)
-    if held_then is not None and check.has_items and check.lacking(list(values.values())):
+    parts_checked = check.has_items and not check.turns  # whole turns are rarely one memory's words
+    if held_then is not None and parts_checked and (check.inferred or check.lacking(list(values.values()))):
         # The memory carried the evidence turn's other facts, not the answer's items the claim traced
-        # ("Caroline applied to adoption agencies", not her pets' names): no contradiction of it.
+        # ("Caroline applied to adoption agencies", not her pets' names), or a part of the answer no
+        # rule checks may be what was lost: no contradiction of the claim.
         outcome.checked.append(
             f"recorded memory at question time carries the evidence turn ({held_then.text[:80]!r}), but"
             f" {item_line(check, list(values.values()))}"

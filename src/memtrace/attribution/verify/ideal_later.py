@@ -180,7 +180,7 @@ def _placebo(
     op_id = attribution.op_id or ""
     keep = patch.get(op_id, {}).get("keep") or {}
     check = check_for(graph, case)
-    if not keep or not check.has_items or check.inferred:  # "every item" needs every item checkable
+    if not keep or not check.complete:  # "every item" needs every part of the answer checkable
         return None
     unit = next(iter(keep))
     claimed = graph.op(op_id)

@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...eval.relative_dates import resolve_relative
 from ...eval.strict import missing_parts
 from ...graph import Case, GraphQueries, VariableVersion
 from ...graph.values import value_text
+from ...vocabulary import Verdict
 from ..evidence.anatomy import case_anatomy
 from ..evidence.locate import message_text, message_versions, run_speakers, said_when
 from ..evidence.support import OverlapScorer, Target, carrying_part, content_stems, value_parts
+from ..evidence.words import people_asked_about
 
 _SAID = re.compile(r"\[said on [^\]]+\]")
 
@@ -121,6 +123,8 @@ class ItemCheck:
         asked = content_stems(case.question)
         named = [s for s in speakers if re.search(rf"\b{re.escape(s)}\b", case.question)]
         asked_about = named[0] if len(named) == 1 else None
+        # The people a "both" question joins ("Caroline and Melanie both"): each one's item is checked.
+        joined = sorted(people_asked_about(case.question, speakers)) if _BOTH.search(case.question) else []
         for gold in (g for g in case.gold if g.strip()):
             for part in _gold_parts(gold):
                 everywhere = [(name, text) for name, text in said if part in held_parts([text], gold, [part])]
@@ -131,7 +135,7 @@ class ItemCheck:
                     # A date only stamps hold ("February, 2023"): every turn said that month holds it,
                     # and none says what happened then. The annotated turns say it; no other turn does.
                     everywhere = [(name, text) for name, text in everywhere if name in annotated]
-                elif content_stems(part) and content_stems(part) <= _name_stems(speakers):
+                elif (words := content_stems(part)) and words <= _name_stems(speakers):
                     # A speaker's name ("Who invited Nate?" "Joanna"): every line she said names her.
                     everywhere = [(name, text) for name, text in everywhere if name in annotated]
                 else:
@@ -158,19 +162,26 @@ class ItemCheck:
                 if stamped:
                     worded = frozenset().union(*(content_stems(text) for _, text in stating))
                     event = (asked - _name_stems(speakers)) & worded
-                both = _BOTH.search(case.question)
-                by_person = _each_persons_turns(stating, named, annotated) if both else []
+                by_person = _each_persons_turns(stating, joined, annotated) if joined else []
                 for person, own in by_person:  # "both painted sunsets": each one's statement is an item
                     own_target = self.scorer.prepare(case.question, [part], own[:_STATING_TURNS], speakers)
                     whom = content_stems(person)  # a line naming only the other one is about them
-                    own_target.asked_about = whom
-                    own_target.others = (own_target.others | target.asked_about) - whom
+                    own_target = replace(
+                        own_target, asked_about=whom, others=(own_target.others | target.asked_about) - whom
+                    )
                     self.items.append(Item(gold, part, own_target, event=event, person=person))
                 if not by_person:
                     self.items.append(Item(gold, part, target, event=event))
             break  # the first gold alternative: datasets list one answer per case
         if not self.items:
             self.items = self._evidence_turns(graph, case, annotated, speakers)
+
+    @property
+    def complete(self) -> bool:
+        """Whether the items cover the whole answer: none of its parts went unchecked (an inferred
+        answer's items are its evidence turns, which stand for all of it). Only then can a finding
+        say "every item" or "none of it"."""
+        return self.has_items and (self.turns or not self.inferred)
 
     @property
     def turns(self) -> bool:
@@ -267,7 +278,7 @@ def _each_persons_turns(
     if len(named) < 2:
         return []
     found = []
-    for person in named:
+    for person in named:  # turns here read "Speaker: text" (`_said_turns`)
         own = [(name, text) for name, text in stating if text.startswith(f"{person}: ")]
         found.append((person, [(name, text) for name, text in own if name in annotated] or own))
     return found if all(turns for _, turns in found) else []
@@ -297,48 +308,48 @@ def check_for(graph: GraphQueries, case: Case) -> ItemCheck:
     return graph.derived(("item-check", case.run_id, case.id), lambda: ItemCheck(graph, case))
 
 
-def refuted_premise(
+def premise_finding(
     graph: GraphQueries, case: Case, kind: str, check: ItemCheck, kept_value: object = None
-) -> tuple[str, str] | None:
-    """(why, reason) when the recorded run contradicts what a claim of this kind says was lost.
+) -> tuple[Verdict, str, str] | None:
+    """(verdict, why, reason) when the recorded run contradicts what a claim of this kind says was
+    lost (refuted), or disputes it (not verifiable).
 
     Every claim upstream of the answer step says the context lacked the information: refuted when it
     held every item. An UpdateError or DeletionError says a unit held it and lost it: refuted when the
-    unit it names held none of it. An ExtractionError says no unit ever held it: disputed (see
-    `DISPUTES`) when memory held every item at question time. Held and missing are what both rules
+    unit it names held none of it. An ExtractionError says no unit ever held it: disputed when memory
+    held every item at question time. Held and missing are what both rules
     agree on (see `ItemCheck`). Never when part of the answer is inferred: no rule checks such a part."""
-    if not check.has_items or check.inferred:  # "every item" cannot be said of items none checks
+    if not check.complete:  # "every item" cannot be said of items none checks
         return None
     anatomy = case_anatomy(graph, case)
     context = list(graph.values(anatomy.context_vars).values())
     upstream = kind in ("ExtractionError", "UpdateError", "DeletionError", "RetrievalError")
     if upstream and context and not check.lacking(context):  # nothing was lost before the answer step
         return (
+            Verdict.REFUTED,
             "context-had-it",
             f"the recorded context already held every item: {', '.join(check.held(context))}",
         )
     if kind in ("UpdateError", "DeletionError") and not check.turns:  # a paraphrase splits a turn
         if kept_value is not None and set(check.status([kept_value]).values()) == {"missing"}:
             return (
+                Verdict.REFUTED,
                 "unit-never-held-it",
                 "the unit version the claim says was lost holds no item of the answer",
             )
     elif kind == "ExtractionError":
         memory = list(graph.memory_values_at(anatomy.question_seq - 1).values())
         if memory and not check.lacking(memory):
+            # Disputed, not refuted: a short item's words in some unit ("surfing", "3 years") say
+            # little of whether the fact is there; on the blind labels this finding refuted more right
+            # extraction claims than wrong ones (6 to 3).
             return (
+                Verdict.NOT_VERIFIABLE,
                 "memory-held-items",
-                f"memory held every item at question time ({', '.join(check.held(memory))}), word for word,"
-                " but in units the claim's trace found no statement of the evidence in: the claim is"
-                " disputed, not refuted",
+                f"memory held every item at question time ({', '.join(check.held(memory))}) word for word:"
+                " the claim that no unit ever held it is disputed, not refuted",
             )
     return None
-
-
-#: Findings of `refuted_premise` that dispute a claim without refuting it. An item's words in some
-#: memory unit say little of whether the fact is there when the item is short ("surfing", "3 years"):
-#: on the blind labels these refuted more right extraction claims than wrong ones (6 to 3).
-DISPUTES = frozenset({"memory-held-items"})
 
 
 def carriers_of_missing(graph: GraphQueries, case: Case, check: ItemCheck) -> list[object]:

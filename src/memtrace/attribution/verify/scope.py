@@ -91,7 +91,7 @@ def never_touched(
 ) -> tuple[str, str] | None:
     """(why, reason) when, by the graph (a derived path), the claimed operation never had the
     information to lose."""
-    if not check.has_items:
+    if not check.complete:  # "held none of it" cannot be said when a part of the answer is unchecked
         return None
     op_id, kind = attribution.op_id, attribution.error_type
     if kind == ErrorType.EXTRACTION and not attribution.steps(PathRole.EVIDENCE):
@@ -109,7 +109,7 @@ def never_touched(
                 "changed-no-holder",
                 f"neither what {op_id} read nor any memory unit it changed held an item of the answer",
             )
-        if lost is not None and not lost and not check.inferred:  # an unchecked item may be what it lost
+        if lost is not None and not lost:
             return (
                 "lost-nothing",
                 f"every memory unit {op_id} changed still holds, after it, every item it held before:"
