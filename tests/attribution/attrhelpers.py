@@ -36,6 +36,19 @@ def answer_wrongly(
     case.judge(False)
 
 
+def answer_window_wrongly(
+    run: Recorder, kept: list[str], question: str, *, gold: str, evidence: list[str], said: str
+) -> None:
+    """The case asked of a window-like `run`: an answer step reading the lines `kept` (recorded as its
+    context input) says `said`, and is judged wrong."""
+    case = run.case(question, gold=gold, evidence=evidence)
+    with mt.op("answer", category="response") as op:
+        op.input("context", kept, category="context")
+        prediction = op.output("prediction", said, category="prediction")
+    case.predict(said, var=prediction)
+    case.judge(False)
+
+
 def mem0_case(
     workspace: Path,
     turns: dict[str, str],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attrhelpers import window_of
+from attrhelpers import answer_window_wrongly, window_of
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
@@ -75,12 +75,9 @@ def test_the_trim_that_dropped_the_line_stating_the_answer_is_blamed(tmp_path: P
             with mt.op(name, category="update") as op:
                 kept = kept[1:]
                 window.update(kept, by=op)
-        case = run.case("What pets does Jolene have?", gold="snakes", evidence=["D2:20", "D2:24"])
-        with mt.op("answer", category="response") as op:
-            op.input("context", kept, category="context")
-            prediction = op.output("prediction", "a dog", category="prediction")
-        case.predict("a dog", var=prediction)
-        case.judge(False)
+        answer_window_wrongly(
+            run, kept, "What pets does Jolene have?", gold="snakes", evidence=["D2:20", "D2:24"], said="a dog"
+        )
     with mt.open(tmp_path) as ws:
         result = FlowMethod().attribute(ws.view(run.id), ws.cases(run.id)[0])
         assert result.error_type == "UpdateError", result.explanation

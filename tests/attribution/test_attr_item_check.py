@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from attrhelpers import answer_wrongly, mem0_case, pets_run, trim_oldest, window_of
+from attrhelpers import answer_window_wrongly, answer_wrongly, mem0_case, pets_run, trim_oldest, window_of
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
@@ -329,12 +329,14 @@ def _window_run(workspace: Path, gold: str) -> tuple[str, str]:
     lines = [("D1:1", "Gina: I play the piano every evening."), ("D1:2", "Jon: Nice, I took up the violin.")]
     with mt.run(workspace, name="window", system="long_context") as run:
         _window, kept = window_of(run, lines)
-        case = run.case("What instruments do Gina and Jon play?", gold=gold, evidence=["D1:1", "D1:2"])
-        with mt.op("answer", category="response") as op:
-            op.input("context", kept, category="context")
-            prediction = op.output("prediction", "drums", category="prediction")
-        case.predict("drums", var=prediction)
-        case.judge(False)
+        answer_window_wrongly(
+            run,
+            kept,
+            "What instruments do Gina and Jon play?",
+            gold=gold,
+            evidence=["D1:1", "D1:2"],
+            said="drums",
+        )
     with mt.open(workspace) as ws:
         appends = [op.id for op in ws.graph(run.id).ops_by_category("update") if op.name == "memory_update"]
     return run.id, appends[-1]
@@ -409,12 +411,14 @@ def test_a_speaker_named_as_the_answer_is_stated_by_the_annotated_turn_not_by_ev
     with mt.run(tmp_path, name="window", system="long_context") as run:
         window, kept = window_of(run, lines)
         kept, trims = trim_oldest(window, kept, 1)
-        case = run.case("Who invited Nate to join her on the trails?", gold="Joanna", evidence=["D1:1"])
-        with mt.op("answer", category="response") as op:
-            op.input("context", kept, category="context")
-            prediction = op.output("prediction", "Nate", category="prediction")
-        case.predict("Nate", var=prediction)
-        case.judge(False)
+        answer_window_wrongly(
+            run,
+            kept,
+            "Who invited Nate to join her on the trails?",
+            gold="Joanna",
+            evidence=["D1:1"],
+            said="Nate",
+        )
     with mt.open(tmp_path) as ws:
         graph, case_row = ws.view(run.id), ws.cases(run.id)[0]
         check = check_for(graph, case_row)

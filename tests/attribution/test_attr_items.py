@@ -7,7 +7,15 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from attrhelpers import PEPPER, answer_wrongly, mem0_case, pets_run, trim_oldest, window_of
+from attrhelpers import (
+    PEPPER,
+    answer_window_wrongly,
+    answer_wrongly,
+    mem0_case,
+    pets_run,
+    trim_oldest,
+    window_of,
+)
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
@@ -78,14 +86,14 @@ def test_of_two_turns_trimmed_by_different_operations_the_earliest_trim_is_blame
     with mt.run(tmp_path, name="window", system="long_context") as run:
         window, kept = window_of(run, lines)
         kept, trims = trim_oldest(window, kept, 4)
-        case = run.case(
-            "What martial arts has Ravi done?", gold="Kickboxing, Taekwondo", evidence=["D2:8", "D1:4"]
+        answer_window_wrongly(
+            run,
+            kept,
+            "What martial arts has Ravi done?",
+            gold="Kickboxing, Taekwondo",
+            evidence=["D2:8", "D1:4"],
+            said="none",
         )
-        with mt.op("answer", category="response") as op:
-            op.input("context", kept, category="context")
-            prediction = op.output("prediction", "none", category="prediction")
-        case.predict("none", var=prediction)
-        case.judge(False)
     result, ws = _attribute(tmp_path, run.id)
     with ws:
         assert result.error_type == "UpdateError", result.explanation
@@ -485,16 +493,14 @@ def test_an_item_no_turn_states_leaves_the_stated_items_to_trace(tmp_path: Path)
             kept = kept[2:]
             window.update(kept, by=op)
             trim = op.id
-        case = run.case(
+        answer_window_wrongly(
+            run,
+            kept,
             "What does Kai do to share his knowledge?",
             gold="gives seminars, mentors younger players",
             evidence=["D14:3", "D26:1"],
+            said="he is busy",
         )
-        with mt.op("answer", category="response") as op:
-            op.input("context", kept, category="context")
-            prediction = op.output("prediction", "he is busy", category="prediction")
-        case.predict("he is busy", var=prediction)
-        case.judge(False)
     result, ws = _attribute(tmp_path, run.id)
     with ws:
         assert result.error_type == "UpdateError", result.explanation

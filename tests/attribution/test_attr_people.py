@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from attrhelpers import answer_wrongly, flow_claim, mem0_case, trim_oldest, window_of
+from attrhelpers import answer_window_wrongly, answer_wrongly, flow_claim, mem0_case, trim_oldest, window_of
 
 import memtrace as mt
 from memtrace.attribution.evidence.needs import asks_only
@@ -218,16 +218,14 @@ def test_a_list_asked_of_both_needs_each_persons_turn_for_an_item_both_said(tmp_
     with mt.run(tmp_path, name="films", system="long_context") as run:
         window, kept = window_of(run, lines)
         kept, trims = trim_oldest(window, kept, 3)
-        case = run.case(
+        answer_window_wrongly(
+            run,
+            kept,
             "What films have both Priya and Tomas seen?",
             gold="Paddington, Amelie",
             evidence=["D1:1", "D2:1", "D2:2"],
+            said="no idea",
         )
-        with mt.op("answer", category="response") as op:
-            op.input("context", kept, category="context")
-            prediction = op.output("prediction", "no idea", category="prediction")
-        case.predict("no idea", var=prediction)
-        case.judge(False)
     error_type, op_id, why = flow_claim(tmp_path, run.id)
     assert error_type == "UpdateError", why
     assert op_id == trims[0], why
