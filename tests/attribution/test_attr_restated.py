@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from attrhelpers import answer_wrongly
+from attrhelpers import mem0_case
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
@@ -211,17 +211,14 @@ def test_the_line_quoted_as_stating_the_item_is_the_line_that_did(tmp_path: Path
     with its words."""
     lookalike = 'Nate said "Little Women" is on TV tonight'
     hers = 'Joanna recently watched "Little Women" and recommends it to Nate'
-    with mt.run(tmp_path, name="quoted", system="mem0") as run:
-        with mt.op("load", category="construction") as op:
-            said = op.output("D1:1", RECOMMEND_TURN, category="message")
-        with mt.op("extract_facts", category="extraction") as op:
-            op.use(said)
-            run.memory("mem-1").create({"memory": "Joanna likes her weekends quiet"}, by=op)
-        with mt.op("search", category="retrieval") as op:
-            op.input("query", RECOMMEND, category="query")
-            found = op.output("retrieved", [lookalike, hers], category="retrieved")
-        answer_wrongly(run, found, RECOMMEND, '"Little Women"', ["D1:1"], "Not mentioned")
-    kind, why = _flow_type(tmp_path, run.id)
+    run_id = mem0_case(
+        tmp_path,
+        {"D1:1": RECOMMEND_TURN},
+        {"mem-1": ("Joanna likes her weekends quiet", "D1:1")},
+        [lookalike, hers],
+        (RECOMMEND, '"Little Women"', ["D1:1"], "Not mentioned"),
+    )
+    kind, why = _flow_type(tmp_path, run_id)
     assert kind == "ResponseError", why
     assert "recommends it to Nate" in why and "on TV tonight" not in why, why
 
