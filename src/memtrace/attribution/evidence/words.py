@@ -112,6 +112,10 @@ def first_named(question: str, names: Iterable[str]) -> str | None:
     return min(at, key=at.__getitem__) if at else None
 
 
+#: A question asking the same of several people ("What have Caroline and Melanie both painted?").
+BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
+
+
 def people_asked_about(question: str, names: Iterable[str]) -> frozenset[str]:
     """Whom a question asks about: the person it names first, and whoever it joins to that name ("What
     do Deborah and Jolene use to relax?" asks about both; "Why did Jolene call Deborah?" about Jolene)."""

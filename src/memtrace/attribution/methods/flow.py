@@ -10,7 +10,6 @@ No LLM, a few milliseconds per case; `Undetermined` with the reason when it cann
 
 from __future__ import annotations
 
-import re
 import time
 import weakref
 from typing import Any
@@ -31,15 +30,13 @@ from ..evidence.support import (
     best_part,
     value_words,
 )
-from ..evidence.words import asks_count, content_stems
+from ..evidence.words import BOTH, asks_count, content_stems
 from ..model import Attribution, Cost, PathRole, PathStep, undetermined
 from .flow_confidence import shipped_calibration, shipped_calibration_digest
 from .flow_elsewhere import held_in_context, held_jointly_in_context, held_jointly_in_memory, stated_elsewhere
 from .flow_items import combine_items, elsewhere_note, suspected_annotation_error
 from .flow_losses import extraction_error, loss_error, quote
 from .flow_question_time import question_time_error
-
-_BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
 
 
 class _GraphFacts:
@@ -159,7 +156,7 @@ class FlowMethod:
                 for v in found.versions
             ]
             return combine_items(graph, case, anatomy, traced, self.name)
-        shared = len(needs.items) == 1 and not needs.unstated and _BOTH.search(case.question) is not None
+        shared = len(needs.items) == 1 and not needs.unstated and BOTH.search(case.question) is not None
         per_person = (
             turns_by_person(graph, case.question, found.versions) if shared or not needs.items else []
         )
@@ -196,7 +193,7 @@ class FlowMethod:
     ) -> list[tuple[ItemNeed, Attribution]]:
         """One item of a list traced through its turns; asked what two people "both" did, through
         each one's turns ("Little Women", which Joanna and Nate each said they watched)."""
-        both = _BOTH.search(case.question) is not None
+        both = BOTH.search(case.question) is not None
         per_person = turns_by_person(graph, case.question, list(need.messages)) if both else []
         if not per_person:
             return [(need, self._trace(graph, case, anatomy, list(need.messages), need.where, need.item))]

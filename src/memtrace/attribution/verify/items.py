@@ -26,7 +26,7 @@ from ...vocabulary import Verdict
 from ..evidence.anatomy import case_anatomy
 from ..evidence.locate import message_text, message_versions, run_speakers, said_when
 from ..evidence.support import OverlapScorer, Target, carrying_part, content_stems, value_parts
-from ..evidence.words import people_asked_about
+from ..evidence.words import BOTH, people_asked_about
 
 _SAID = re.compile(r"\[said on [^\]]+\]")
 
@@ -124,7 +124,7 @@ class ItemCheck:
         named = [s for s in speakers if re.search(rf"\b{re.escape(s)}\b", case.question)]
         asked_about = named[0] if len(named) == 1 else None
         # The people a "both" question joins ("Caroline and Melanie both"): each one's item is checked.
-        joined = sorted(people_asked_about(case.question, speakers)) if _BOTH.search(case.question) else []
+        joined = sorted(people_asked_about(case.question, speakers)) if BOTH.search(case.question) else []
         for gold in (g for g in case.gold if g.strip()):
             for part in _gold_parts(gold):
                 everywhere = [(name, text) for name, text in said if part in held_parts([text], gold, [part])]
@@ -265,9 +265,6 @@ def _own_words_first(turns: list[tuple[str, str]], speaker: str | None) -> list[
     return own or turns
 
 
-_BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
-
-
 def _each_persons_turns(
     stating: list[tuple[str, str]], named: list[str], annotated: set[str]
 ) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -317,8 +314,8 @@ def premise_finding(
     Every claim upstream of the answer step says the context lacked the information: refuted when it
     held every item. An UpdateError or DeletionError says a unit held it and lost it: refuted when the
     unit it names held none of it. An ExtractionError says no unit ever held it: disputed when memory
-    held every item at question time. Held and missing are what both rules
-    agree on (see `ItemCheck`). Never when part of the answer is inferred: no rule checks such a part."""
+    held every item at question time. Held and missing are what both rules agree on (see
+    `ItemCheck`). Only with a complete check: no rule checks a part of the answer no turn states."""
     if not check.complete:  # "every item" cannot be said of items none checks
         return None
     anatomy = case_anatomy(graph, case)
