@@ -508,6 +508,68 @@ def test_an_item_no_turn_states_leaves_the_stated_items_to_trace(tmp_path: Path)
         assert "No turn states 'gives seminars'" in result.explanation
 
 
+def test_an_item_said_in_other_words_is_traced_through_the_annotated_turn_naming_part_of_it(
+    tmp_path: Path,
+) -> None:
+    """ "animal shelter" is said as "a dog shelter": no turn states it whole, but the annotated turn
+    naming "shelter" is where it comes from. That turn left the window first, so its trim decides,
+    not the later one that dropped the turn stating "homeless" word for word."""
+    lines = [
+        ("D10:10", "Omar: Our tournament raised money for a dog shelter near my street."),
+        ("D10:11", "Pia: That's so kind."),
+        ("D10:12", "Omar: With what was left we cooked food for the homeless."),
+        ("D10:13", "Pia: Wonderful!"),
+        ("D29:1", "Omar: This time the proceeds went to the children's hospital."),
+    ]
+    with mt.run(tmp_path, name="window", system="long_context") as run:
+        window, kept = window_of(run, lines)
+        kept, trims = trim_oldest(window, kept, 3)
+        answer_window_wrongly(
+            run,
+            kept,
+            "Who has benefited from Omar's charity tournaments?",
+            gold="animal shelter, homeless, children's hospital",
+            evidence=["D10:10", "D10:12", "D29:1"],
+            said="the hospital",
+        )
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "UpdateError", result.explanation
+        assert result.op_id == trims[0], result.explanation  # the trim that dropped D10:10
+        assert "'animal shelter' as worded either" in result.explanation
+        assert "animal shelter (D10:10)" in result.explanation
+
+
+def test_an_unstated_item_is_not_pinned_on_an_annotated_turn_sharing_only_the_questions_words(
+    tmp_path: Path,
+) -> None:
+    """The annotated turn left over shares only "tournament" with the unstated item, a word the
+    question asks with: it says nothing of the item, so the stated item's loss still decides."""
+    lines = [
+        ("D10:10", "Omar: The tournament was fun, we played all night."),
+        ("D10:11", "Pia: That's so kind."),
+        ("D10:12", "Omar: With what was left we cooked food for the homeless."),
+        ("D10:13", "Pia: Wonderful!"),
+        ("D29:1", "Omar: This time the proceeds went to the children's hospital."),
+    ]
+    with mt.run(tmp_path, name="window", system="long_context") as run:
+        window, kept = window_of(run, lines)
+        kept, trims = trim_oldest(window, kept, 3)
+        answer_window_wrongly(
+            run,
+            kept,
+            "Who has benefited from Omar's charity tournaments?",
+            gold="tournament shelter, homeless, children's hospital",
+            evidence=["D10:10", "D10:12", "D29:1"],
+            said="the hospital",
+        )
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "UpdateError", result.explanation
+        assert result.op_id == trims[2], result.explanation  # the trim that dropped D10:12
+        assert "as worded either" not in result.explanation
+
+
 def _beach_run(workspace: Path, retrieved: list[str]) -> str:
     """LoCoMo's conv-41 q5 in small: the dataset points at Tomas's reply about his own photos, while
     Ines said on 1 January 2023 that she went "last month" (December 2022)."""

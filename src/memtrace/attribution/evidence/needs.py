@@ -87,6 +87,8 @@ class AnswerNeeds:
     unstated: list[str] = field(default_factory=list)
     #: Items of `unstated` that only another speaker's question names: mentioned, but not stated.
     only_asked: list[str] = field(default_factory=list)
+    #: Items no turn states as worded, traced through the annotated turns naming a word of them.
+    loosely_stated: list[str] = field(default_factory=list)
     #: Set when the gold answer names something no turn of the conversation mentions.
     unsupported: str | None = None
 
@@ -188,11 +190,39 @@ def answer_needs(
                 needs.unstated.append(text)
             else:
                 needs.items.append(need)
+    if needs.items and needs.unstated:
+        _trace_loose_statements(needs, annotated, turns, asked)
     if case.category != "open-domain":  # open-domain questions are answered from world knowledge
         needs.unsupported = _unmentioned_name(
             case, [w for _, w in turns], len(needs.items) + len(needs.only_asked)
         ) or _about_another_person(graph, case, annotated, needs.items)
     return needs
+
+
+def _trace_loose_statements(
+    needs: AnswerNeeds,
+    annotated: list[VariableVersion],
+    turns: list[tuple[VariableVersion, frozenset[str]]],
+    asked: frozenset[str],
+) -> None:
+    """An item no turn states as worded, beside items turns do ("animal shelter" when the annotated
+    D10:10 says "a dog shelter"), is needed through the annotated turns that name a word of it and
+    state no other item: the dataset marks them as where the answer comes from, and a reader counts
+    them as lost when they go (the earliest loss decides), so they are traced whole."""
+    used = {v.id for need in needs.items for v in need.messages}
+    annotated_ids = {v.id for v in annotated}
+    spare = [(v, w) for v, w in turns if v.id in annotated_ids and v.id not in used]
+    for text in list(needs.unstated):
+        telling = content_stems(text) - asked
+        naming = tuple(v for v, w in spare if telling & unplanned(w))
+        if not naming:
+            continue
+        names = ", ".join(v.name for v in naming)
+        needs.items.append(ItemNeed(f"{text} ({names})", None, frozenset(), naming, "annotated"))
+        needs.unstated.remove(text)
+        needs.loosely_stated.append(text)
+        used |= {v.id for v in naming}
+        spare = [(v, w) for v, w in spare if v.id not in used]
 
 
 def _stating(

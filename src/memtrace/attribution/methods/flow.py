@@ -143,7 +143,9 @@ class FlowMethod:
             traced = [
                 traced for need in needs.items for traced in self._trace_item(graph, case, anatomy, need)
             ]
-            return combine_items(graph, case, anatomy, traced, self.name, needs.unstated)
+            return combine_items(
+                graph, case, anatomy, traced, self.name, needs.unstated, needs.loosely_stated
+            )
         if not needs.items and len(found.versions) >= 2 and asks_count(case.question):
             # A count no turn states ("How many dogs?": 3, from three turns) needs every turn it counts:
             # a context holding one of them is a partial carrier, as for a list. (A duration needs

@@ -57,16 +57,25 @@ def combine_items(
     traced: list[tuple[ItemNeed, Attribution]],
     method: str,
     unstated: Sequence[str] = (),
+    loose: Sequence[str] = (),
 ) -> Attribution:
     """One decision from the items' traces: every item in the context is a ResponseError; else the
     earliest operation that lost a missing item, with the items held and missing named. `unstated`
-    items no turn states as worded are named, not traced."""
+    items no turn states as worded are named, not traced; `loose` ones are traced through the
+    annotated turns naming a word of them."""
     decided = _combine(graph, case, anatomy, traced, method)
+    notes = []
     if unstated:
         names = ", ".join(quote(item, 40) for item in unstated)
-        decided.explanation = (
-            f"No turn states {names} as worded; the items turns state were traced. {decided.explanation}"
+        notes.append(f"No turn states {names} as worded; the items turns state were traced.")
+    if loose:
+        names = ", ".join(quote(item, 40) for item in loose)
+        notes.append(
+            f"No turn states {names} as worded either; the annotated turns naming a word of it were"
+            " traced in its place."
         )
+    if notes:
+        decided.explanation = f"{' '.join(notes)} {decided.explanation}"
     return decided
 
 
