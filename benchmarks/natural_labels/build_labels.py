@@ -70,6 +70,11 @@ DEV_SETS = (
     ("r32-fresh5.json", "fresh5_cases.json", "labels_fresh5.json"),
     # A thirteenth development set, drawn at b10565f and labelled blind.
     ("r33-dev13.json", "dev13_cases.json", "labels_dev13.json"),
+    # The cases the rule for list items said in other words moved (annotated turns naming a word of
+    # the item), drawn after it at 865a983 outside the aside conversations, labelled blind.
+    ("r34-changed10.json", "changed10_cases.json", "labels_changed10.json"),
+    # A sixth fresh set from the aside conversations, drawn at 865a983, scored once and not read.
+    ("r35-fresh6.json", "fresh6_cases.json", "labels_fresh6.json"),
 )
 
 
