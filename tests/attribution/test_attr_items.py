@@ -540,6 +540,34 @@ def test_an_item_said_in_other_words_is_traced_through_the_annotated_turn_naming
         assert "animal shelter (D10:10)" in result.explanation
 
 
+def test_an_item_said_in_other_words_is_lost_only_when_every_annotated_turn_naming_it_is_gone(
+    tmp_path: Path,
+) -> None:
+    """ "teaching others" is said as "teach people" twice: D18:8 leaves the window, but D21:4, which
+    states the cooking show too, still says it. The context holds every item: the answer step failed."""
+    lines = [
+        ("D18:8", "Nate: Since we last spoke, I started teaching people to make vegan ice cream."),
+        ("D18:9", "Joanna: That's amazing!"),
+        ("D21:4", "Nate: Last Monday I got to teach people vegan ice cream recipes on my own cooking show!"),
+        ("D21:5", "Joanna: Wow, a show of your own!"),
+    ]
+    with mt.run(tmp_path, name="window", system="long_context") as run:
+        window, kept = window_of(run, lines)
+        kept, _ = trim_oldest(window, kept, 2)
+        answer_window_wrongly(
+            run,
+            kept,
+            "How has Nate shared his vegan ice-cream recipes?",
+            gold="teaching others, cooking show",
+            evidence=["D18:8", "D21:4"],
+            said="Last Monday got",
+        )
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "ResponseError", result.explanation
+        assert "teaching others (D18:8, D21:4)" in result.explanation
+
+
 def test_an_unstated_item_is_not_pinned_on_an_annotated_turn_sharing_only_the_questions_words(
     tmp_path: Path,
 ) -> None:

@@ -206,23 +206,22 @@ def _trace_loose_statements(
     asked: frozenset[str],
 ) -> None:
     """An item no turn states as worded, beside items turns do ("animal shelter" when the annotated
-    D10:10 says "a dog shelter"), is needed through the annotated turns that name a word of it and
-    state no other item: the dataset marks them as where the answer comes from, and a reader counts
-    them as lost when they go (the earliest loss decides), so they are traced whole."""
+    D10:10 says "a dog shelter"), is needed through the annotated turns naming a word of it (not one
+    the question asks with), when one of them states no other item: the dataset marks them as where
+    the answer comes from. Like an item said again, it is lost only when every such turn is gone
+    ("teach people ... on my own cooking show" still says "teaching others" when D18:8 is trimmed)."""
     used = {v.id for need in needs.items for v in need.messages}
-    annotated_ids = {v.id for v in annotated}
-    spare = [(v, w) for v, w in turns if v.id in annotated_ids and v.id not in used]
+    annotated_turns = [(v, w) for v, w in turns if v.id in {a.id for a in annotated}]
     for text in list(needs.unstated):
         telling = content_stems(text) - asked
-        naming = tuple(v for v, w in spare if telling & unplanned(w))
-        if not naming:
+        naming = tuple(v for v, w in annotated_turns if telling & unplanned(w))
+        if not naming or {v.id for v in naming} <= used:
             continue
         names = ", ".join(v.name for v in naming)
         needs.items.append(ItemNeed(f"{text} ({names})", None, frozenset(), naming, "annotated"))
         needs.unstated.remove(text)
         needs.loosely_stated.append(text)
         used |= {v.id for v in naming}
-        spare = [(v, w) for v, w in spare if v.id not in used]
 
 
 def _stating(
