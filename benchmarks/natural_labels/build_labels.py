@@ -75,6 +75,10 @@ DEV_SETS = (
     ("r34-changed10.json", "changed10_cases.json", "labels_changed10.json"),
     # A sixth fresh set from the aside conversations, drawn at 865a983, scored once and not read.
     ("r35-fresh6.json", "fresh6_cases.json", "labels_fresh6.json"),
+    # A seventh and an eighth fresh set from the aside conversations, drawn at 091c29b (the sitting's
+    # last flow commit), four blind readers, scored once and not read.
+    ("r36-fresh7.json", "fresh7_cases.json", "labels_fresh7.json"),
+    ("r37-fresh8.json", "fresh8_cases.json", "labels_fresh8.json"),
 )
 
 
