@@ -28,6 +28,8 @@ def test_verify_reports_levels_apart_and_honours_limit_run_and_refresh(
     assert summary["verdicts"]["not verified"] == len(attributed) - 2
     assert "flow-confirmed" in first and "answer-confirmed" in first and "by elimination" in first
     assert "verified share" not in first  # no single number summing levels
+    # What each verdict says of a claim's chance, from flow's measured table, for the claims verified.
+    assert "confidence after verification, mean per verdict" in first
 
     rag = next(r for r in open_ws(ws).runs() if r.system == "rag")
     in_rag = [a for a in attributed if a.run_id == rag.id]

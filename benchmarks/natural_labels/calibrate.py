@@ -3,10 +3,13 @@
 Reads the flow attributions stored in WORKSPACE (attribute it first: `memtrace attribute WS`), scores
 them against the label sets, fits the agreement table on the development sets only (the tuned
 conversations' official labels and dev..devN) and, with `--write`, writes it to
-`src/memtrace/attribution/methods/flow_calibration.json`. On the sets never tuned on (the aside
+`src/memtrace/attribution/methods/flow_calibration.json` (and the verdict counts to
+`flow_verdicts.json` beside it). On the sets never tuned on (the aside
 conversations' official labels, fresh, fresh3 and later) it compares the confidence stored on each
 attribution with the fitted table's: Brier score, expected calibration error (ECE, ten bins), and a
-reliability figure with `--plot`.
+reliability figure with `--plot`. On a workspace whose flow claims were verified (`memtrace verify`,
+or `bench labels --verify`), it also fits the verdict counts and scores the confidence after
+verification (`Calibration.verified_confidence`).
 
     python benchmarks/natural_labels/calibrate.py WS [--write] [--plot FIGURE.png] [--json OUT.json]
 """
@@ -21,7 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import memtrace as mt
-from memtrace.attribution.methods.flow_confidence import Calibration, fit_calibration
+from memtrace.attribution.methods.flow_confidence import (
+    VERDICT_GROUPS,
+    VERDICTS_FILE,
+    Calibration,
+    fit_calibration,
+    split_for_shipping,
+)
 from memtrace.bench.labels import read_labels, score_labels
 
 HERE = Path(__file__).parent
@@ -90,19 +99,19 @@ def plot(path: Path, rows: list[Row], predictors: dict[str, Predict]) -> None:
 
     fig, ax = plt.subplots(figsize=(5.5, 5))
     ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="calibrated")
-    for (name, predict), marker in zip(predictors.items(), "os", strict=False):
+    for (name, predict), marker in zip(predictors.items(), "os^", strict=False):
         points = reliability(rows, predict)
         ax.plot([p[0] for p in points], [p[1] for p in points], marker=marker, label=name)
         for said, agreed, n in points:
             ax.annotate(str(n), (said, agreed), textcoords="offset points", xytext=(4, -10), fontsize=7)
     ax.set(
-        xlim=(0.4, 1.02),
-        ylim=(0.4, 1.02),
+        xlim=(0.3, 1.02),
+        ylim=(0.3, 1.02),
         xlabel="flow's confidence (bin mean)",
         ylabel="share the blind labels agree with (type + operation)",
         title=f"flow's confidence on {len(rows)} held-out labels",
     )
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
@@ -124,12 +133,20 @@ def main() -> None:
     fitted = fit_calibration(
         ((r["claim"][0], r["system"], r["agrees"][1]) for r in development),
         sorted({r["set"] for r in development}),
+        ((r["claim"][0], r["verdict"], r["agrees"][1]) for r in development if r.get("verdict")),
     )
     _check_roundtrip(fitted)
+
+    def after_verify(r: Row) -> float:
+        found = fitted.verified_confidence(r["claim"][0], r["system"], r.get("verdict"))
+        return fitted.confidence(r["claim"][0], r["system"]) if found is None else found
+
     predictors: dict[str, Predict] = {
         args.stored_name: lambda r: r["confidence"],
         "fitted on the development sets": lambda r: fitted.confidence(r["claim"][0], r["system"]),
     }
+    if fitted.by_type_verdict:
+        predictors["fitted, then moved by verify's verdict"] = after_verify
     summary = {
         "development_labels": len(development),
         "held_out_labels": len(held_out),
@@ -146,8 +163,10 @@ def main() -> None:
         )
     print(f"held-out agreement {summary['held_out_agreement']:.3f}; fitted on {len(development)} labels")
     if args.write:
-        TABLE.write_text(json.dumps(fitted.to_dict(), indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {TABLE}")
+        table, verdicts = split_for_shipping(fitted)
+        for path, payload in ((TABLE, table), (TABLE.with_name(VERDICTS_FILE), verdicts)):
+            path.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+            print(f"wrote {path}")
     if args.plot:
         plot(args.plot, held_out, predictors)
     if args.json:
@@ -160,6 +179,11 @@ def _check_roundtrip(fitted: Calibration) -> None:
     for kind, system in fitted.by_type_system:
         if again.confidence(kind, system) != fitted.confidence(kind, system):
             raise SystemExit(f"{TABLE}: the fitted table does not read back for {kind}/{system}")
+    for kind in fitted.by_type:
+        for verdict in VERDICT_GROUPS:
+            read_back = again.verified_confidence(kind, None, verdict)
+            if read_back != fitted.verified_confidence(kind, None, verdict):
+                raise SystemExit(f"{TABLE}: the fitted table does not read back for {kind}/{verdict}")
 
 
 if __name__ == "__main__":

@@ -201,3 +201,20 @@ def test_runs_filter_by_prefix_name_and_comma_list(built: tuple[Path, Report]) -
 def test_a_workspace_without_runs_is_an_error(tmp_path: Path) -> None:
     with Workspace(tmp_path / "empty", create=True) as ws, pytest.raises(MemtraceError, match="no runs"):
         build_report(ws)
+
+
+def test_a_verified_claim_carries_its_confidence_after_verification(
+    verified: tuple[Path, Report], built: tuple[Path, Report]
+) -> None:
+    """The figure flow's measured table gives the claim's verdict; an unverified claim has none."""
+    from memtrace.attribution.methods.flow_confidence import shipped_calibration
+    from memtrace.report.render_md import render_markdown
+
+    _, report = verified
+    records = [f for f in report.failures if f.verified is not None and f.method == "flow"]
+    assert records and all(f.confidence_after_verify is not None for f in records)
+    for f in records:
+        expected = shipped_calibration().verified_confidence(str(f.error_type), f.system, str(f.verified))
+        assert f.confidence_after_verify == expected
+    assert all(f.confidence_after_verify is None for f in built[1].failures)
+    assert "after verification)" in render_markdown(report)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..attribution.engine import attribute
+from ..attribution.methods.verified_confidence import confidence_after_verify
 from ..attribution.model import Attribution, save_attribution
 from ..errors import FormatError, NotFoundError
 from ..graph import Annotation, Workspace
@@ -183,6 +184,7 @@ def score_labels(
                 "label": [label.error_type, label.op_id],
                 "claim": [str(claim.error_type), claim.op_id],
                 "confidence": claim.confidence,
+                "confidence_after_verify": confidence_after_verify(claim, label.system),
                 "verdict": None if claim.verified is None else str(claim.verified),
                 "agrees": [same_type, same_type and same_op],
             }

@@ -107,18 +107,42 @@ def verify(
         scope = [
             a for a in load_attributions(ws.store, method=method) if chosen is None or a.run_id in chosen
         ]
+        systems = {r.id: r.system for r in ws.runs()}
     summary = verification_summary(scope)
     console.print(verdict_table(summary, f"Verification of {method} attributions{where} in {workspace}"))
     for table in (reasons_table(summary), refuted_table(scope)):
         if table is not None:
             console.print(table)
     console.print(headline(scope), highlight=False)
+    moved = confidence_line(scope, systems)
+    if moved:
+        console.print(moved, highlight=False)
     console.print(styled(f"verified now: {len(outcomes)} (--refresh verifies stored verdicts again)", "dim"))
     write_json(json_out, {**summary_json(scope), "verified_now": len(outcomes)})
 
 
 def _share(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "-"
+
+
+def confidence_line(attributions: list[Any], systems: dict[str, str | None]) -> str | None:
+    """Flow's measured confidence once verified, averaged per verdict group: what each verdict says
+    of a claim's chance of being right (None when no claim has one)."""
+    from ..attribution.methods.flow_confidence import VERDICT_GROUPS
+    from ..attribution.methods.verified_confidence import confidence_after_verify
+
+    by_group: dict[str, list[float]] = {}
+    for a in attributions:
+        after = confidence_after_verify(a, systems.get(a.run_id))
+        if after is not None:
+            by_group.setdefault(VERDICT_GROUPS[str(a.verified)], []).append(after)
+    if not by_group:
+        return None
+    parts = [
+        f"{group} {sum(values) / len(values):.2f} ({len(values)})"
+        for group, values in sorted(by_group.items(), key=lambda kv: -len(kv[1]))
+    ]
+    return "confidence after verification, mean per verdict (claims): " + ", ".join(parts)
 
 
 def headline(attributions: list[Any]) -> str:

@@ -14,6 +14,7 @@ from .. import __version__
 from ..attribution.engine import attribute
 from ..attribution.evidence.anatomy import case_anatomy
 from ..attribution.evidence.locate import locator_for
+from ..attribution.methods.verified_confidence import confidence_after_verify
 from ..attribution.model import Attribution, load_attributions
 from ..errors import MemtraceError, NotFoundError
 from ..graph import Case, Graph, Run, Workspace
@@ -234,6 +235,7 @@ def _read_runs(
                 question_seq=question_seq,
                 confidence=item.confidence,
                 verified=item.verified,
+                confidence_after_verify=confidence_after_verify(item, run.system),
                 funnel_stage=entry.stage if entry is not None else None,
                 revised_from=revised_claim(item),
                 flow_confirmed=item.flow_confirmed,

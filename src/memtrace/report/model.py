@@ -173,6 +173,8 @@ class FailureRecord(BaseModel):
     question_seq: int | None
     confidence: float
     verified: Verdict | None
+    #: Flow's measured confidence given verify's verdict (None: not verified, or not default flow).
+    confidence_after_verify: float | None = None
     sessions_before_question: int | None = None
     #: share of the conversation's messages recorded when the decisive operation ran (1.0 = question time).
     position: float | None = None
@@ -232,6 +234,7 @@ class Example(BaseModel):
     explanation: str
     confidence: float
     verified: Verdict | None
+    confidence_after_verify: float | None = None
     revised_from: str | None = None
     #: The part of the answer's context that carries the information (ResponseErrors), when named.
     carrying_part: str | None = None

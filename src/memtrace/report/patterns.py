@@ -189,6 +189,7 @@ def build_example(
         explanation=honest_explanation(attribution.explanation, part),
         confidence=attribution.confidence,
         verified=attribution.verified,
+        confidence_after_verify=record.confidence_after_verify,
         revised_from=record.revised_from,
         carrying_part=part,
         verification_reason=record_of.get("reason"),

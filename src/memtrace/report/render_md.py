@@ -300,7 +300,13 @@ def _example(e: Example) -> list[str]:
         f"- **Decisive operation:** {_code(e.op_id or '-')}"
         + (f" (seq {e.op_seq})" if e.op_seq is not None else ""),
         f"- **Why:** {_text(e.explanation)}",
-        f"- **Confidence:** {e.confidence:.2f} · **verified:** {verified}"
+        f"- **Confidence:** {e.confidence:.2f}"
+        + (
+            f" ({e.confidence_after_verify:.2f} after verification)"
+            if e.confidence_after_verify is not None
+            else ""
+        )
+        + f" · **verified:** {verified}"
         + (f" ({_text(e.verification_reason)})" if e.verification_reason else ""),
     ]
     if e.carrying_part:

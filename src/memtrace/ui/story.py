@@ -15,6 +15,7 @@ from typing import Any
 from ..attribution.evidence.anatomy import CaseAnatomy, case_anatomy
 from ..attribution.evidence.locate import Evidence, dated_message, locate_evidence
 from ..attribution.evidence.support import OverlapScorer, value_parts
+from ..attribution.methods.verified_confidence import confidence_after_verify
 from ..attribution.model import Attribution, PathRole, load_attributions
 from ..graph import MEMORY_ENTRY, Case, NotFoundError, Workspace
 from ..vocabulary import ErrorType
@@ -73,7 +74,7 @@ def case_story(ws: Workspace, ctx: RunContext, case_id: str) -> dict[str, Any]:
             "sessions": [asdict(s) for s in ctx.sessions],
             "lanes": lanes,
         },
-        "attributions": [_attribution_dict(a) for a in attributions],
+        "attributions": [_attribution_dict(a, graph.run.system) for a in attributions],
         "annotations": [
             {
                 "id": a.id,
@@ -213,13 +214,14 @@ def _sample[T](items: list[T], most: int) -> list[T]:
     return [items[round(i * step)] for i in range(most)]
 
 
-def _attribution_dict(a: Attribution) -> dict[str, Any]:
+def _attribution_dict(a: Attribution, system: str | None) -> dict[str, Any]:
     verification = a.verification or {}
     return {
         "method": a.method,
         "op_id": a.op_id,
         "error_type": a.error_type,
         "confidence": a.confidence,
+        "confidence_after_verify": confidence_after_verify(a, system),
         "explanation": a.explanation,
         # The gold answer is not supported by the conversation: no memory fault, shown apart.
         "suspected_annotation": a.error_type == ErrorType.ANNOTATION,
