@@ -80,6 +80,10 @@ def test_case_story_has_evidence_lanes_and_attribution(client: TestClient, run_i
     shown = story["attributions"][0]
     assert shown["verified"] and shown["replay_run"]  # the fixture verified this case by a repair replay
     assert shown["replay"]["repair"] and shown["replay"]["answer"] is not None
+    # The verified default flow claim shows its measured confidence given the verdict, on the page too.
+    assert 0.0 < shown["confidence_after_verify"] < 1.0
+    page = client.get(f"/runs/{run_id}/cases/{quote(failed['id'])}").text
+    assert f'id="confidence-after-verify">{shown["confidence_after_verify"]:.2f}<' in page
 
 
 def test_graph_is_the_cases_subgraph_with_the_blamed_operation(
