@@ -536,7 +536,7 @@ def test_an_item_said_in_other_words_is_traced_through_the_annotated_turn_naming
     with ws:
         assert result.error_type == "UpdateError", result.explanation
         assert result.op_id == trims[0], result.explanation  # the trim that dropped D10:10
-        assert "'animal shelter' as worded either" in result.explanation
+        assert "No turn states 'animal shelter' as worded; the annotated turns" in result.explanation
         assert "animal shelter (D10:10)" in result.explanation
 
 
@@ -568,6 +568,56 @@ def test_an_item_said_in_other_words_is_lost_only_when_every_annotated_turn_nami
         assert "teaching others (D18:8, D21:4)" in result.explanation
 
 
+def test_an_item_said_in_other_words_twice_is_lost_with_the_trim_of_its_last_turn(tmp_path: Path) -> None:
+    """Two annotated turns say "teach people": the first trim drops one, the window still says it, and
+    the item is lost only when the later trim drops the other; that trim decides, not the first."""
+    lines = [
+        ("D18:8", "Nate: Since we last spoke, I started teaching people to make vegan ice cream."),
+        ("D18:9", "Joanna: That's amazing!"),
+        ("D19:4", "Nate: Last Monday I got to teach people my recipes at the market."),
+        ("D19:5", "Joanna: Wow!"),
+        ("D20:1", "Nate: And I have my own cooking show now."),
+        ("D20:2", "Joanna: A show of your own!"),
+    ]
+    with mt.run(tmp_path, name="window", system="long_context") as run:
+        window, kept = window_of(run, lines)
+        kept, trims = trim_oldest(window, kept, 4)
+        answer_window_wrongly(
+            run,
+            kept,
+            "How has Nate shared his vegan ice-cream recipes?",
+            gold="teaching others, cooking show",
+            evidence=["D18:8", "D19:4", "D20:1"],
+            said="a show",
+        )
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "UpdateError", result.explanation
+        assert result.op_id == trims[2], result.explanation  # the trim that dropped D19:4, the last
+
+
+def test_an_item_said_in_other_words_does_not_hide_a_gold_name_no_turn_mentions(tmp_path: Path) -> None:
+    """ "Brighton Zoo" is said nowhere: the gold is suspected, whatever the other items' turns say."""
+    lines = [
+        ("D10:10", "Omar: Our tournament raised money for a dog shelter near my street."),
+        ("D10:12", "Omar: With what was left we cooked food for the homeless."),
+    ]
+    with mt.run(tmp_path, name="window", system="long_context") as run:
+        _window, kept = window_of(run, lines)
+        answer_window_wrongly(
+            run,
+            kept,
+            "Who has benefited from Omar's charity tournaments?",
+            gold="animal shelter, homeless, Brighton Zoo",
+            evidence=["D10:10", "D10:12"],
+            said="the hospital",
+        )
+    result, ws = _attribute(tmp_path, run.id)
+    with ws:
+        assert result.error_type == "AnnotationError", result.explanation
+        assert "Zoo" in result.explanation
+
+
 def test_an_unstated_item_is_not_pinned_on_an_annotated_turn_sharing_only_the_questions_words(
     tmp_path: Path,
 ) -> None:
@@ -595,7 +645,7 @@ def test_an_unstated_item_is_not_pinned_on_an_annotated_turn_sharing_only_the_qu
     with ws:
         assert result.error_type == "UpdateError", result.explanation
         assert result.op_id == trims[2], result.explanation  # the trim that dropped D10:12
-        assert "as worded either" not in result.explanation
+        assert "traced in its place" not in result.explanation
 
 
 def _beach_run(workspace: Path, retrieved: list[str]) -> str:

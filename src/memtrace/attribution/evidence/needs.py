@@ -10,18 +10,18 @@ turn mentions is suspected to be an annotation error (LoCoMo has some), never a 
 
 from __future__ import annotations
 
-import difflib
 import functools
 import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ...eval.strict import strip_dates
 from ...graph import Case, GraphQueries, VariableVersion
 from ...text import porter_stem, tokenize
 from .dated_turns import turns_naming_date
 from .locate import message_text, message_versions, run_speakers, session_of, turn_speakers
+from .paraphrased import paraphrasing_turns
+from .unsupported import unmentioned_name
 from .words import (
     IRREGULAR_FORMS,
     STAMP,
@@ -40,26 +40,6 @@ _NUMBER_WORDS = frozenset(
         r"\w+", "one two three four five six seven eight nine ten eleven twelve once twice first second third"
     )
 )
-#: Calendar words are how a gold answer says when, not a name the conversation should mention.
-_CALENDAR = frozenset(
-    re.findall(
-        r"\w+",
-        "january february march april may june july august september october november december"
-        " monday tuesday wednesday thursday friday saturday sunday",
-    )
-)
-#: A word starting with a letter, not the unit of a number ("5K" names no "K").
-_NAME = re.compile(r"(?<![\w'\u2019-])[A-Za-z][\w'\u2019-]*")
-
-
-def _calendar_word(token: str) -> bool:
-    """A month or weekday, also as a gold answer misspells it ("21Janury, 2022"): a letter or two off,
-    never longer than the word ("Augusta" is a name)."""
-    word = token.casefold()
-    if word in _CALENDAR:
-        return True
-    close = difflib.get_close_matches(word, _CALENDAR, 1, 0.85) if len(word) >= 5 else []
-    return bool(close) and len(word) <= len(close[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +57,8 @@ class ItemNeed:
     where: str
     #: Found by a relative date the turns say ("last month"), not by the item's words.
     by_date: bool = False
+    #: Said in other words by each of `messages` (paraphrased.py): lost only when the last goes.
+    paraphrased: bool = False
 
 
 @dataclass(slots=True)
@@ -190,38 +172,25 @@ def answer_needs(
                 needs.unstated.append(text)
             else:
                 needs.items.append(need)
-    if needs.items and needs.unstated:
-        _trace_loose_statements(needs, annotated, turns, asked)
     if case.category != "open-domain":  # open-domain questions are answered from world knowledge
-        needs.unsupported = _unmentioned_name(
+        needs.unsupported = unmentioned_name(
             case, [w for _, w in turns], len(needs.items) + len(needs.only_asked)
         ) or _about_another_person(graph, case, annotated, needs.items)
+    if needs.items and needs.unstated and needs.unsupported is None:
+        # An item said in other words is traced through the annotated turns naming part of it; it
+        # counts as stated for nothing above (a paraphrase does not make a gold name supported).
+        used = {v.id for need in needs.items for v in need.messages}
+        near_annotated = [(v, w) for v, w in turns if v.id in annotated_ids]
+        for text, naming in paraphrasing_turns(needs.unstated, near_annotated, used, asked):
+            names = ", ".join(v.name for v in naming)
+            needs.items.append(
+                ItemNeed(f"{text} ({names})", None, frozenset(), naming, "annotated", paraphrased=True)
+            )
+            needs.unstated.remove(text)
+            needs.loosely_stated.append(text)
+            if text in needs.only_asked:
+                needs.only_asked.remove(text)
     return needs
-
-
-def _trace_loose_statements(
-    needs: AnswerNeeds,
-    annotated: list[VariableVersion],
-    turns: list[tuple[VariableVersion, frozenset[str]]],
-    asked: frozenset[str],
-) -> None:
-    """An item no turn states as worded, beside items turns do ("animal shelter" when the annotated
-    D10:10 says "a dog shelter"), is needed through the annotated turns naming a word of it (not one
-    the question asks with), when one of them states no other item: the dataset marks them as where
-    the answer comes from. Like an item said again, it is lost only when every such turn is gone
-    ("teach people ... on my own cooking show" still says "teaching others" when D18:8 is trimmed)."""
-    used = {v.id for need in needs.items for v in need.messages}
-    annotated_turns = [(v, w) for v, w in turns if v.id in {a.id for a in annotated}]
-    for text in list(needs.unstated):
-        telling = content_stems(text) - asked
-        naming = tuple(v for v, w in annotated_turns if telling & unplanned(w))
-        if not naming or {v.id for v in naming} <= used:
-            continue
-        names = ", ".join(v.name for v in naming)
-        needs.items.append(ItemNeed(f"{text} ({names})", None, frozenset(), naming, "annotated"))
-        needs.unstated.remove(text)
-        needs.loosely_stated.append(text)
-        used |= {v.id for v in naming}
 
 
 def _stating(
@@ -333,57 +302,6 @@ def _reply_states(
 def _as_digits(words: frozenset[str]) -> frozenset[str]:
     """The words with number words as digits ("seven years" as "7 years")."""
     return frozenset(min(numbers_in(frozenset({w})), default=w) for w in words)
-
-
-def _unmentioned_name(case: Case, turns: list[frozenset[str]], stated: int = 0) -> str | None:
-    """A name in the gold answer (all capitals, or capitalised past an item's first word) that no turn
-    mentions: the answer comes from outside the conversation (world knowledge, an image, a mistake).
-
-    A word said in a plan is still said ("I want to work on my old area, West County"), and the rest
-    of a name the conversation begins ("LeBron" for "LeBron James") completes it, it is no new name.
-    A list whose items turns mostly state (`stated` of them) is no annotation error for a title only an
-    image shows: the stated items are what the answer needs, and readers trace those."""
-    said = frozenset().union(*(unplanned(words) for words in turns)) if turns else frozenset()
-    known = said | content_stems(case.question)
-    for gold in case.gold:
-        items = _quoted_items(strip_dates(gold, keep_case=True))
-        unsaid = [found for found in (_unsaid_name(item, known) for item in items) if found is not None]
-        mostly_stated = 2 * len(unsaid) < len(items) and 2 * stated > len(items)
-        if unsaid and not mostly_stated:
-            return f"the gold answer names {unsaid[0]!r}, which no turn of the conversation mentions"
-    return None
-
-
-_QUOTED = re.compile(r'"[^"]*"')
-_SEPARATOR = re.compile(r",|;|\band\b")
-
-
-def _quoted_items(gold: str) -> list[str]:
-    """The items of a list answer; a quoted title is one item ("A Court of Thorns and Roses")."""
-    titles: list[str] = []
-
-    def hide(match: re.Match[str]) -> str:
-        titles.append(match.group(0))
-        return f"\x00{len(titles) - 1}\x00"
-
-    masked = _QUOTED.sub(hide, gold)
-    restore = re.compile(r"\x00(\d+)\x00")
-    items = [restore.sub(lambda m: titles[int(m.group(1))], part) for part in _SEPARATOR.split(masked)]
-    return [item for item in items if item.strip()]
-
-
-def _unsaid_name(item: str, known: frozenset[str]) -> str | None:
-    """The first name in one gold item that is not among the `known` words."""
-    tokens = [t for t in _NAME.findall(item) if not _calendar_word(t)]
-    for position, token in enumerate(tokens):
-        named = (token.isupper() and len(token) > 1) or (position > 0 and token[0].isupper())
-        stems = content_stems(token)
-        begun = position > 0 and tokens[position - 1][0].isupper()
-        if begun and content_stems(tokens[position - 1]) <= known:
-            continue
-        if named and stems and not stems & known:
-            return token
-    return None
 
 
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|my|me|mine|we|our|us)\b", re.IGNORECASE)

@@ -64,19 +64,29 @@ class _GraphFacts:
         return {v.id: self.words.get(v.blob, ()) if v.blob else () for v in versions}
 
 
+#: How many retrieved candidates stand for the evidence when a case names none: the setting flow's
+#: confidence table was measured with (its claims' settings key names it).
+MEASURED_K = 8
+
+
 class FlowMethod:
     """The default attribution method: deterministic, explainable, no model."""
 
     name = "flow"
 
-    def __init__(self, scorer: SupportScorer | None = None, *, evidence: str = "auto", k: int = 8) -> None:
+    def __init__(
+        self, scorer: SupportScorer | None = None, *, evidence: str = "auto", k: int = MEASURED_K
+    ) -> None:
         self.scorer = scorer or OverlapScorer()
         self.evidence = evidence
         self.k = k
         self._facts: weakref.WeakKeyDictionary[GraphQueries, _GraphFacts] = weakref.WeakKeyDictionary()
         # The shipped confidences were measured with these settings; others keep the rules' own.
         self._calibrated = (
-            type(self.scorer) is OverlapScorer and self.scorer.threshold == 0.5 and evidence == "auto"
+            type(self.scorer) is OverlapScorer
+            and self.scorer.threshold == 0.5
+            and evidence == "auto"
+            and k == MEASURED_K
         )
 
     def _graph_facts(self, graph: GraphQueries) -> _GraphFacts:
@@ -198,11 +208,23 @@ class FlowMethod:
         both = BOTH.search(case.question) is not None
         per_person = turns_by_person(graph, case.question, list(need.messages)) if both else []
         if not per_person:
-            return [(need, self._trace(graph, case, anatomy, list(need.messages), need.where, need.item))]
+            traced = self._trace(
+                graph, case, anatomy, list(need.messages), need.where, need.item, copies=need.paraphrased
+            )
+            return [(need, traced)]
         return [
             (
                 ItemNeed(f"{need.label} ({person})", need.item, need.words, turns, need.where),
-                self._trace(graph, case, anatomy, list(turns), need.where, need.item, about=person),
+                self._trace(
+                    graph,
+                    case,
+                    anatomy,
+                    list(turns),
+                    need.where,
+                    need.item,
+                    about=person,
+                    copies=need.paraphrased,
+                ),
             )
             for person, turns in per_person
         ]
@@ -217,10 +239,11 @@ class FlowMethod:
         item: str | None = None,
         restated: str | None = None,
         about: str | None = None,
+        copies: bool = False,
     ) -> Attribution:
         """Follow the information of these evidence turns (one item of the answer, when given; about
-        one of the people the question joins, when given) through memory to the answer step, and
-        decide by the taxonomy."""
+        one of the people the question joins, when given; each saying it alone, with `copies`)
+        through memory to the answer step, and decide by the taxonomy."""
         facts = self._graph_facts(graph)
         gold = [item] if item is not None else case.gold
         target = self.scorer.prepare(
@@ -324,7 +347,7 @@ class FlowMethod:
         if not live_carrying:
             # Turns an inferred answer needs together each count on their own; turns stating the same
             # item are copies of it, lost only when the last one goes.
-            joint = len(evidence) > 1 and item is None and not target.answer_required
+            joint = len(evidence) > 1 and item is None and not target.answer_required and not copies
             per_message = self._carrying_per_message(graph, case, evidence, gold, memory) if joint else []
             return loss_error(
                 graph,

@@ -70,9 +70,10 @@ def combine_items(
         notes.append(f"No turn states {names} as worded; the items turns state were traced.")
     if loose:
         names = ", ".join(quote(item, 40) for item in loose)
+        either = " either" if unstated else ""
         notes.append(
-            f"No turn states {names} as worded either; the annotated turns naming a word of it were"
-            " traced in its place."
+            f"No turn states {names} as worded{either}; the annotated turns naming a word of"
+            f" {'it' if len(loose) == 1 else 'each'} were traced in its place."
         )
     if notes:
         decided.explanation = f"{' '.join(notes)} {decided.explanation}"
