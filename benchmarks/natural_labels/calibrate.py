@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import memtrace as mt
-from memtrace.attribution.methods.flow_confidence import (
+from memtrace.attribution.methods.flow_confidence import Calibration, fit_calibration
+from memtrace.attribution.methods.flow_verdicts import (
     VERDICT_GROUPS,
     VERDICTS_FILE,
-    Calibration,
-    fit_calibration,
-    split_for_shipping,
+    VerdictCounts,
+    fit_verdicts,
 )
 from memtrace.bench.labels import read_labels, score_labels
 
@@ -133,19 +133,19 @@ def main() -> None:
     fitted = fit_calibration(
         ((r["claim"][0], r["system"], r["agrees"][1]) for r in development),
         sorted({r["set"] for r in development}),
-        ((r["claim"][0], r["verdict"], r["agrees"][1]) for r in development if r.get("verdict")),
     )
-    _check_roundtrip(fitted)
+    verdicts = _verdict_counts(development, fitted, args.write)
+    _check_roundtrip(fitted, verdicts)
 
     def after_verify(r: Row) -> float:
-        found = fitted.verified_confidence(r["claim"][0], r["system"], r.get("verdict"))
+        found = verdicts.confidence_after(fitted, r["claim"][0], r["system"], r.get("verdict"))
         return fitted.confidence(r["claim"][0], r["system"]) if found is None else found
 
     predictors: dict[str, Predict] = {
         args.stored_name: lambda r: r["confidence"],
         "fitted on the development sets": lambda r: fitted.confidence(r["claim"][0], r["system"]),
     }
-    if fitted.by_type_verdict:
+    if verdicts.by_type_verdict:
         predictors["fitted, then moved by verify's verdict"] = after_verify
     summary = {
         "development_labels": len(development),
@@ -156,6 +156,7 @@ def main() -> None:
             for name, p in predictors.items()
         },
         "table": fitted.to_dict(),
+        "verdicts": verdicts.to_dict(),
     }
     for name in predictors:
         print(
@@ -163,8 +164,10 @@ def main() -> None:
         )
     print(f"held-out agreement {summary['held_out_agreement']:.3f}; fitted on {len(development)} labels")
     if args.write:
-        table, verdicts = split_for_shipping(fitted)
-        for path, payload in ((TABLE, table), (TABLE.with_name(VERDICTS_FILE), verdicts)):
+        for path, payload in (
+            (TABLE, fitted.to_dict()),
+            (TABLE.with_name(VERDICTS_FILE), verdicts.to_dict()),
+        ):
             path.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
             print(f"wrote {path}")
     if args.plot:
@@ -173,17 +176,34 @@ def main() -> None:
         args.json.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
 
 
-def _check_roundtrip(fitted: Calibration) -> None:
-    """The table, as it will be written, reads back to the same confidences (checked before writing)."""
+def _verdict_counts(development: list[Row], fitted: Calibration, writing: bool) -> VerdictCounts:
+    """The verdict counts of the development claims, which must all be verified (a verdict rate
+    moves the type's rate over all its claims, so a partly verified set would skew every figure)."""
+    unverified = sum(r.get("verdict") is None for r in development)
+    if unverified and (writing or unverified < len(development)):
+        raise SystemExit(
+            f"{unverified} of {len(development)} development claims are not verified: verify them first"
+            " (`memtrace bench labels WS SET --verify` for each set)"
+        )
+    return fit_verdicts(
+        ((r["claim"][0], r["verdict"], r["agrees"][1]) for r in development if r.get("verdict")),
+        fitted.fitted_on,
+    )
+
+
+def _check_roundtrip(fitted: Calibration, verdicts: VerdictCounts) -> None:
+    """The tables, as they will be written, read back to the same confidences (checked before writing)."""
     again = Calibration.from_dict(json.loads(json.dumps(fitted.to_dict())))
     for kind, system in fitted.by_type_system:
         if again.confidence(kind, system) != fitted.confidence(kind, system):
             raise SystemExit(f"{TABLE}: the fitted table does not read back for {kind}/{system}")
+    counts = VerdictCounts.from_dict(json.loads(json.dumps(verdicts.to_dict())))
     for kind in fitted.by_type:
         for verdict in VERDICT_GROUPS:
-            read_back = again.verified_confidence(kind, None, verdict)
-            if read_back != fitted.verified_confidence(kind, None, verdict):
-                raise SystemExit(f"{TABLE}: the fitted table does not read back for {kind}/{verdict}")
+            if counts.confidence_after(again, kind, None, verdict) != verdicts.confidence_after(
+                fitted, kind, None, verdict
+            ):
+                raise SystemExit(f"{VERDICTS_FILE}: the fitted counts do not read back for {kind}/{verdict}")
 
 
 if __name__ == "__main__":

@@ -80,16 +80,6 @@ def test_the_table_reads_back_as_written() -> None:
     table = shipped_calibration()
     again = Calibration.from_dict(json.loads(json.dumps(table.to_dict())))
     assert again.to_dict() == table.to_dict()
-    assert table.by_type_verdict  # the verdict counts ship beside the table
-
-
-def test_the_shipped_verdict_counts_say_a_claim_verify_could_not_check_is_right_less_often() -> None:
-    """What the blind development labels measured: verify's verdicts carry information about a claim."""
-    table = shipped_calibration()
-    for kind in ("RetrievalError", "ExtractionError"):
-        confirmed = table.verified_confidence(kind, None, "flow-confirmed")
-        disputed = table.verified_confidence(kind, None, "not-verifiable")
-        assert confirmed is not None and disputed is not None and disputed < confirmed
 
 
 def test_other_evidence_settings_keep_the_rules_figure_and_their_own_cache_key(tmp_path: Path) -> None:
@@ -102,64 +92,3 @@ def test_other_evidence_settings_keep_the_rules_figure_and_their_own_cache_key(t
     assert measured.settings()["confidence"] != annotated.settings()["confidence"] == "rules"
     if default_claim.error_type == annotated_claim.error_type:
         assert annotated_claim.confidence != default_claim.confidence
-
-
-def _verdict_table() -> Calibration:
-    """RetrievalError claims: right 19 times in 20 when verify confirmed them, 5 in 10 when it could not."""
-    claims = [("RetrievalError", "mem0", True)] * 24 + [("RetrievalError", "mem0", False)] * 6
-    verified = (
-        [("RetrievalError", "flow-confirmed", True)] * 15
-        + [("RetrievalError", "answer-confirmed", True)] * 4
-        + [("RetrievalError", "flow-confirmed", False)]
-        + [("RetrievalError", "not-verifiable", True)] * 5
-        + [("RetrievalError", "not-verifiable", False)] * 5
-    )
-    return fit_calibration(claims, ["dev"], verified)
-
-
-def test_verify_s_verdict_moves_the_confidence_the_way_the_labels_measured() -> None:
-    table = _verdict_table()
-    assert table.by_type_verdict[("RetrievalError", "confirmed")] == Tally(19, 20)  # both confirmations
-    before = table.confidence("RetrievalError", "mem0")
-    confirmed = table.verified_confidence("RetrievalError", "mem0", "flow-confirmed")
-    disputed = table.verified_confidence("RetrievalError", "mem0", "not-verifiable")
-    assert confirmed is not None and disputed is not None
-    assert disputed < before < confirmed < 1.0
-    # Not verified, or a verdict the development claims never got: no measured figure to give.
-    assert table.verified_confidence("RetrievalError", "mem0", None) is None
-    assert table.verified_confidence("RetrievalError", "mem0", "refuted") is None
-    assert table.verified_confidence("UpdateError", "mem0", "flow-confirmed") is None
-
-
-def test_the_verdict_counts_read_back_as_written() -> None:
-    table = _verdict_table()
-    again = Calibration.from_dict(json.loads(json.dumps(table.to_dict())))
-    assert again.by_type_verdict == table.by_type_verdict
-    assert again.verified_confidence("RetrievalError", "rag", "not-verifiable") == table.verified_confidence(
-        "RetrievalError", "rag", "not-verifiable"
-    )
-
-
-def test_a_verified_flow_claim_shows_its_confidence_after_verification(tmp_path: Path) -> None:
-    """Verify a default flow claim: the report, the UI's case data and bench labels' rows read the same
-    figure; a claim of other settings (the table never measured them) gets none."""
-    from memtrace.attribution.engine import attribute
-    from memtrace.attribution.methods.verified_confidence import confidence_after_verify
-    from memtrace.attribution.model import load_attributions, settings_key
-    from memtrace.attribution.verify import verify_all
-
-    run_id = pets_run(tmp_path, ["mem-2"])
-    with mt.open(tmp_path) as ws:
-        attribute(ws, "flow")
-        attribute(ws, FlowMethod(evidence="gold"))
-    verify_all(tmp_path)
-    with mt.open(tmp_path) as ws:
-        stored = {a.settings_key: a for a in load_attributions(ws.store, run_id, "flow")}
-    assert len(stored) == 2
-    default = stored[settings_key(FlowMethod().settings())]
-    assert default.verified is not None
-    expected = shipped_calibration().verified_confidence(default.error_type, "mem0", default.verified)
-    assert expected is not None  # the shipped table counts verdicts of this kind
-    assert confidence_after_verify(default, "mem0") == expected
-    others = [a for a in stored.values() if a is not default]
-    assert all(confidence_after_verify(a, "mem0") is None for a in others)

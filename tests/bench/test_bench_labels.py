@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 import memtrace as mt
+from memtrace.attribution import FlowMethod
+from memtrace.attribution.model import load_attributions, settings_key
 from memtrace.bench.labels import cohen_kappa, read_labels, reader_agreement, save_labels, score_labels
 from memtrace.errors import FormatError
 
@@ -48,6 +50,14 @@ def test_agreement_and_verdicts_are_counted_against_the_labels(tmp_path: Path) -
     verdicts = agreed["verification"]["claims_labels_call_right"]
     assert verdicts["claims"] == 1 and verdicts["not_verified"] == 0  # --verify verified it
     assert disagreed["verification"]["claims_labels_call_wrong"]["claims"] == 1
+    # Each row carries the claim's confidence, and once verified its confidence after verification.
+    (verified_row,) = agreed["cases"]
+    assert verified_row["verdict"] is not None and 0.0 < verified_row["confidence_after_verify"] < 1.0
+    assert verified_row["confidence_after_verify"] != verified_row["confidence"]
+    # The verdict of a claim computed in the same call is stored under the claim's own settings.
+    with mt.open(tmp_path / "ws") as ws:
+        (stored,) = load_attributions(ws.store, run_id, "flow")
+    assert stored.verified is not None and stored.settings_key == settings_key(FlowMethod().settings())
 
 
 def test_two_readers_agreement_is_cohens_kappa() -> None:

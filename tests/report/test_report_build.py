@@ -207,14 +207,15 @@ def test_a_verified_claim_carries_its_confidence_after_verification(
     verified: tuple[Path, Report], built: tuple[Path, Report]
 ) -> None:
     """The figure flow's measured table gives the claim's verdict; an unverified claim has none."""
-    from memtrace.attribution.methods.flow_confidence import shipped_calibration
     from memtrace.report.render_md import render_markdown
 
     _, report = verified
     records = [f for f in report.failures if f.verified is not None and f.method == "flow"]
-    assert records and all(f.confidence_after_verify is not None for f in records)
-    for f in records:
-        expected = shipped_calibration().verified_confidence(str(f.error_type), f.system, str(f.verified))
-        assert f.confidence_after_verify == expected
+    moved = [f for f in records if f.confidence_after_verify is not None]
+    assert moved and all(0.0 < f.confidence_after_verify < 1.0 for f in moved)
+    # A verdict the labels agreed with less often than the type's claims lowers it, and the reverse.
+    lower = [f for f in moved if f.verified == "not-verifiable"]
+    assert all(f.confidence_after_verify < f.confidence for f in lower)
     assert all(f.confidence_after_verify is None for f in built[1].failures)
-    assert "after verification)" in render_markdown(report)
+    shown = render_markdown(report)
+    assert f"{moved[0].confidence:.2f} ({moved[0].confidence_after_verify:.2f} after verification)" in shown

@@ -73,6 +73,7 @@ def attribute(
 
     def keep(made: Attribution) -> None:
         nonlocal done
+        made.settings_key = key  # as a stored one carries it: a later verdict is saved back under it
         save_attribution(ws.store, made, key)
         stored[made.run_id, made.case_id] = made
         done += 1

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..attribution.engine import attribute
-from ..attribution.methods.verified_confidence import confidence_after_verify
+from ..attribution.methods.flow_verdicts import confidence_after_verify
 from ..attribution.model import Attribution, save_attribution
 from ..errors import FormatError, NotFoundError
 from ..graph import Annotation, Workspace

@@ -9,7 +9,7 @@ suspected annotation errors are no claim at all. What fell short is counted by i
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -31,6 +31,9 @@ from .llm_options import (
 )
 from .progress import progress_bar
 from .workspace_arg import WorkspaceAlias, WorkspaceArgument, resolve_workspace
+
+if TYPE_CHECKING:
+    from ..attribution.model import Attribution
 
 
 def verify(
@@ -114,34 +117,41 @@ def verify(
         if table is not None:
             console.print(table)
     console.print(headline(scope), highlight=False)
-    moved = confidence_line(scope, systems)
-    if moved:
-        console.print(moved, highlight=False)
+    moved = confidence_after(scope, systems)
+    line = confidence_line(moved)
+    if line:
+        console.print(line, highlight=False)
     console.print(styled(f"verified now: {len(outcomes)} (--refresh verifies stored verdicts again)", "dim"))
-    write_json(json_out, {**summary_json(scope), "verified_now": len(outcomes)})
+    write_json(
+        json_out, {**summary_json(scope), "confidence_after_verify": moved, "verified_now": len(outcomes)}
+    )
 
 
 def _share(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "-"
 
 
-def confidence_line(attributions: list[Any], systems: dict[str, str | None]) -> str | None:
-    """Flow's measured confidence once verified, averaged per verdict group: what each verdict says
-    of a claim's chance of being right (None when no claim has one)."""
-    from ..attribution.methods.flow_confidence import VERDICT_GROUPS
-    from ..attribution.methods.verified_confidence import confidence_after_verify
+def confidence_after(attributions: list[Attribution], systems: dict[str, str | None]) -> dict[str, Any]:
+    """Per verdict, the mean confidence after verification of the claims that have one (flow's
+    default claims, measured by its verdict counts), and how many: what each verdict did to them."""
+    from ..attribution.methods.flow_verdicts import confidence_after_verify
 
-    by_group: dict[str, list[float]] = {}
+    by_verdict: dict[str, list[float]] = {}
     for a in attributions:
         after = confidence_after_verify(a, systems.get(a.run_id))
         if after is not None:
-            by_group.setdefault(VERDICT_GROUPS[str(a.verified)], []).append(after)
-    if not by_group:
+            by_verdict.setdefault(str(a.verified), []).append(after)
+    return {
+        verdict: {"mean": sum(values) / len(values), "claims": len(values)}
+        for verdict, values in sorted(by_verdict.items(), key=lambda kv: -len(kv[1]))
+    }
+
+
+def confidence_line(moved: dict[str, Any]) -> str | None:
+    """`confidence_after` as one line (None when no claim has a confidence after verification)."""
+    if not moved:
         return None
-    parts = [
-        f"{group} {sum(values) / len(values):.2f} ({len(values)})"
-        for group, values in sorted(by_group.items(), key=lambda kv: -len(kv[1]))
-    ]
+    parts = [f"{verdict} {m['mean']:.2f} ({m['claims']})" for verdict, m in moved.items()]
     return "confidence after verification, mean per verdict (claims): " + ", ".join(parts)
 
 

@@ -14,7 +14,7 @@ from .. import __version__
 from ..attribution.engine import attribute
 from ..attribution.evidence.anatomy import case_anatomy
 from ..attribution.evidence.locate import locator_for
-from ..attribution.methods.verified_confidence import confidence_after_verify
+from ..attribution.methods.flow_verdicts import confidence_after_verify
 from ..attribution.model import Attribution, load_attributions
 from ..errors import MemtraceError, NotFoundError
 from ..graph import Case, Graph, Run, Workspace

@@ -15,7 +15,7 @@ from typing import Any
 from ..attribution.evidence.anatomy import CaseAnatomy, case_anatomy
 from ..attribution.evidence.locate import Evidence, dated_message, locate_evidence
 from ..attribution.evidence.support import OverlapScorer, value_parts
-from ..attribution.methods.verified_confidence import confidence_after_verify
+from ..attribution.methods.flow_verdicts import confidence_after_verify
 from ..attribution.model import Attribution, PathRole, load_attributions
 from ..graph import MEMORY_ENTRY, Case, NotFoundError, Workspace
 from ..vocabulary import ErrorType
