@@ -2,7 +2,8 @@
 
 `attribute(ws, method="flow")` (any registered method: methods.py) walks the failed cases run by run
 (one in-memory graph per run), asks the store first (same run, case, method and settings -> the
-stored attribution) and stores what it computes.
+stored attribution) and stores what it computes, with the verdict of an identical claim stored
+under other settings (verdict_carryover.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from .evidence.model_scorers import make_scorer
 from .model import Attribution, AttributionMethod, load_attribution, save_attribution, settings_key
 from .registry import make_method
 from .tasks import MethodRecipe, attribute_case, attribute_in_workers
+from .verdict_carryover import VerdictsOnRecord
 
 Progress = Callable[[int, int], None]
 
@@ -71,9 +73,13 @@ def attribute(
     if progress and done:
         progress(done, len(cases))
 
+    on_record = VerdictsOnRecord(ws.store, chosen.name, todo) if todo else None
+
     def keep(made: Attribution) -> None:
         nonlocal done
         made.settings_key = key  # as a stored one carries it: a later verdict is saved back under it
+        if on_record is not None:
+            on_record.carry_over(made)  # an identical claim's verdict, stored under other settings
         save_attribution(ws.store, made, key)
         stored[made.run_id, made.case_id] = made
         done += 1
