@@ -79,6 +79,10 @@ DEV_SETS = (
     # last flow commit), four blind readers, scored once and not read.
     ("r36-fresh7.json", "fresh7_cases.json", "labels_fresh7.json"),
     ("r37-fresh8.json", "fresh8_cases.json", "labels_fresh8.json"),
+    # A ninth and a tenth, drawn at 914dcb5 (flow's claims as at 091c29b), four blind readers, scored
+    # once and not read: the sitting's last draw, reported whatever it scored.
+    ("r38-fresh9.json", "fresh9_cases.json", "labels_fresh9.json"),
+    ("r39-fresh10.json", "fresh10_cases.json", "labels_fresh10.json"),
 )
 
 
