@@ -295,7 +295,7 @@ def test_memory_holding_another_items_turn_does_not_refute_an_extraction_loss(tm
         memory = graph.memory_values_at(anatomy.question_seq - 1)
         assert carrying_part(target, list(memory.items())) is not None  # the message-level target
         outcome = Verification(claim, Verdict.ANSWER_CONFIRMED, "")
-        _undelivered(ws, graph, case_row, claim, target, outcome, check_for(graph, case_row))
+        _undelivered(ws, graph, case_row, claim, target, outcome, check_for(graph, case_row), [])
     assert outcome.verdict != Verdict.REFUTED, outcome.reason
     assert any("missing" in line and "oliver" in line for line in outcome.checked), outcome.checked
 
@@ -440,3 +440,19 @@ def test_an_inferred_answer_is_checked_by_its_evidence_turns_and_can_still_be_re
         assert check.turns and check.inferred and check.complete
         outcome = verify(ws, _claim(ws, run_id, "RetrievalError", "search#"))
     assert (outcome.verdict, outcome.why) == (Verdict.REFUTED, "context-had-it"), outcome.reason
+
+
+def test_a_retrieval_repair_that_reached_the_context_says_which_item_is_still_lacking(tmp_path: Path) -> None:
+    """The repair put Pepper's memory in the context, but the replayed context lacks Whiskers: that is
+    what keeps the claim open, not "a later step replaced the repair", which is false here."""
+    run_id = pets_run(tmp_path, ["mem-2"])  # the search returned Whiskers only
+    with mt.open(tmp_path) as ws:
+        graph, case_row = ws.view(run_id), ws.cases(run_id)[0]
+        claim = FlowMethod().attribute(graph, case_row)
+        assert claim.error_type == "RetrievalError", claim.explanation
+        target = evidence_target(graph, case_row, claim)
+        outcome = Verification(claim, Verdict.ANSWER_CONFIRMED, "")
+        replayed = ["Diego adopted a dog named Pepper last spring"]  # Whiskers pushed out
+        _undelivered(ws, graph, case_row, claim, target, outcome, check_for(graph, case_row), replayed)
+    assert (outcome.verdict, outcome.why) == (Verdict.NOT_VERIFIABLE, "items-still-lacking"), outcome.reason
+    assert "whiskers" in outcome.reason and "replaced" not in outcome.reason

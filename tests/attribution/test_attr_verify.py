@@ -408,3 +408,43 @@ def test_a_late_repair_replays_from_its_snapshot_far_fewer_operations_with_the_s
         summary = verification_summary(load_attributions(ws.store, run_id, "flow"))
     counted = {item["case"]: item["ops"] for item in summary["replayed_ops"]["per_claim"]}
     assert all(counted[o.attribution.case_id] == o.replayed_ops for o in late)
+
+
+def test_a_retrieval_repair_keeps_the_answer_items_the_real_retrieval_found(tmp_path: Path) -> None:
+    """The search found Whiskers (last of three) and missed Pepper. An ideal retrieval returns Pepper
+    and keeps Whiskers: the item dropped to make room is one holding nothing of the answer, not the
+    last one (a hand-recorded run replays nothing, so the repair itself is checked)."""
+    from attrhelpers import PEPPER, WHISKERS, mem0_case
+
+    from memtrace.graph.values import value_text
+
+    turns = {
+        "D1:3": PEPPER,
+        "D2:5": WHISKERS,
+        "D3:1": "Diego: I love hiking on weekends.",
+        "D3:2": "Diego: My sister lives in Lisbon.",
+    }
+    facts = {
+        "mem-1": ("Diego adopted a dog named Pepper last spring", "D1:3"),
+        "mem-2": ("Diego adopted a cat named Whiskers last month", "D2:5"),
+        "mem-3": ("Diego loves hiking on weekends", "D3:1"),
+        "mem-4": ("Diego's sister lives in Lisbon", "D3:2"),
+    }
+    retrieved = [facts["mem-3"][0], facts["mem-4"][0], facts["mem-2"][0]]
+    case = (
+        "What pets does Diego have?",
+        "a dog named Pepper and a cat named Whiskers",
+        ["D1:3", "D2:5"],
+        "a cat",
+    )
+    run_id = mem0_case(tmp_path, turns, facts, retrieved, case)
+    with mt.open(tmp_path) as ws:
+        (claim,) = attribute(ws, "flow")
+        assert claim.error_type == "RetrievalError", claim.explanation
+        patch, repair = build_repair(ws, claim)
+        assert patch is not None, repair
+        (repaired,) = patch[claim.op_id]["outputs"].values()
+        texts = [value_text(item) for item in repaired]
+        assert len(texts) == 3 and any("Pepper" in t for t in texts) and any("Whiskers" in t for t in texts)
+        assert not any("Lisbon" in t for t in texts)  # the last item holding nothing made room
+    assert run_id

@@ -29,6 +29,7 @@ from .claims import VerifyClaims, replay_seed, to_verify
 from .confirm import context_part, memory_carries_at_question
 from .ideal_facts import ideal_fact
 from .ideal_later import later_ops_ideal_patch, replay_with_ideal_later_ops
+from .ideal_retrieval import ideal_context
 from .inherited import inherited_patches_lost
 from .items import ItemCheck, carriers_of_missing, check_for, item_line, premise_finding
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
@@ -91,12 +92,13 @@ def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any
         case = ws.case(attribution.run_id, attribution.case_id)
         # What an ideal retrieval returns: the named memory and one holding each other missing item,
         # first (a later round fusing ranks, as EverMemOS does, keeps them then), for the last items.
-        wanted = [graph.value(held.id), *carriers_of_missing(graph, case, check_for(graph, case))]
+        check = check_for(graph, case)
+        wanted = [graph.value(held.id), *carriers_of_missing(graph, case, check)]
         memories = list(dict.fromkeys(memory_as_context(value) for value in wanted))
-        repaired = [*memories, *items[: max(0, len(items) - len(memories))]]
-        return {
-            op_id: {"outputs": {context[-1].name: repaired}}
-        }, "rank the evidence-bearing memories first, drop as many last items"
+        repaired = ideal_context(items, memories, check)
+        return {op_id: {"outputs": {context[-1].name: repaired}}}, (
+            "rank the evidence-bearing memories first, drop as many items holding none of the answer"
+        )
     return None, f"no repair for {kind}"
 
 
@@ -238,7 +240,7 @@ def _verify(
             " (no turn states an item of it): no independent check applies, and the answer did not flip"
         )
         return outcome
-    _undelivered(ws, graph, case, attribution, target, outcome, check)
+    _undelivered(ws, graph, case, attribution, target, outcome, check, replayed)
     replayed = None
     if outcome.why == "retrieval-missed-restored" and outcome.replay_run:
         ingest_journal(ws.store, journal_path(ws.store.path.parent, outcome.replay_run))  # lazily indexed
@@ -268,6 +270,7 @@ def _undelivered(
     target: Target,
     outcome: Verification,
     check: ItemCheck,
+    replayed_context: list[Any],
 ) -> None:
     """Why a repair did not deliver the evidence. Refuted only when the claim's premise is false (the
     recorded run still had the information where the claim says it was lost); a later operation
@@ -287,6 +290,16 @@ def _undelivered(
                 "no part of the memory the claim names as held at question time carries the information"
                 " (when the evidence states the gold answer, the part must state it too), so putting it"
                 " in the context cannot deliver it"
+            )
+            return
+        if carrying_part(target, [(None, replayed_context)]) is not None:
+            # The repair reached the context; what is short is an item the independent check finds
+            # nowhere in it (no memory states it by both rules, or the retrieval returns too few).
+            lacking = ", ".join(check.lacking(replayed_context)) if check.has_items else "an item"
+            outcome.verdict, outcome.why = Verdict.NOT_VERIFIABLE, "items-still-lacking"
+            outcome.reason = (
+                "the repair put the evidence-bearing memory in the answer's context, but the item check"
+                f" still finds {lacking} missing or disputed there: the whole answer is not shown delivered"
             )
             return
         outcome.verdict, outcome.why = Verdict.NOT_VERIFIABLE, "repair-overridden"

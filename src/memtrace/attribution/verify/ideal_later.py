@@ -20,6 +20,7 @@ from ...vocabulary import Verdict
 from ..evidence.anatomy import case_anatomy
 from ..evidence.support import Target, carrying_part
 from ..model import Attribution, PathRole
+from .ideal_retrieval import ideal_context
 from .inherited import inherited_patches_lost
 from .items import carriers_of_missing, check_for, item_line, stating_turns
 from .oracle import answer_step_fault, memory_as_context
@@ -29,6 +30,8 @@ from .verdicts import Verification
 _HOW = {
     "loss-recurs": ("kept-by-later-trims", "later trims of the unit keeping the restored line(s)"),
     "repair-overridden": ("kept-by-later-rounds", "the final retrieval round ranking the evidence first"),
+    # The repair reached the context but a later round pushed out another item of the answer.
+    "items-still-lacking": ("kept-by-later-rounds", "the final retrieval round ranking the evidence first"),
     "retrieval-missed-restored": (
         "kept-by-later-retrieval",
         "the retrieval ranking the restored fact first (an ideal retrieval)",
@@ -81,7 +84,7 @@ def later_ops_ideal_patch(
         memories = list(dict.fromkeys(memory_as_context(value) for value in wanted))
     if not memories:
         return None
-    repaired = [*memories, *items[: max(0, len(items) - len(memories))]]
+    repaired = ideal_context(items, memories, check_for(graph, case))
     ideal = {**patch, final.id: {"outputs": {outputs[-1].name: repaired}}}
     # An ideal round that found the evidence is enough: a sufficiency check after it (EverMemOS's)
     # would otherwise call a second round that fuses rankings and may push the evidence out again.
