@@ -2,9 +2,9 @@
 
 The repair follows the error type: ExtractionError adds the evidence-bearing fact to what the
 operation produced; UpdateError keeps the unit's previous version; DeletionError cancels the
-deletion; RetrievalError puts the evidence-bearing memory in place of the lowest-ranked context
-item (ranked first). The replay re-runs everything after the repair (retrieval included) and is checked at two
-levels, stored apart: flow-confirmed (the evidence reached the answer step's context) and
+deletion; RetrievalError ranks the evidence-bearing memories first, as an ideal retrieval returns
+them (ideal_retrieval.py). The replay re-runs everything after the repair (retrieval included) and
+is checked at two levels, stored apart: flow-confirmed (the evidence reached the answer step's context) and
 answer-confirmed (the real answer flips). A repair that delivers the evidence while the answer stays
 wrong keeps the claim and records the answer step's failure as a second fault beside it. A
 ResponseError is by elimination only when the part of its context that carries the evidence is named.
@@ -91,7 +91,7 @@ def build_repair(ws: Workspace, attribution: Attribution) -> tuple[dict[str, Any
         items = list(graph.value(context[-1].id) or [])
         case = ws.case(attribution.run_id, attribution.case_id)
         # What an ideal retrieval returns: the named memory and one holding each other missing item,
-        # first (a later round fusing ranks, as EverMemOS does, keeps them then), for the last items.
+        # first (a later round fusing ranks, as EverMemOS does, keeps them then), beside the items kept.
         check = check_for(graph, case)
         wanted = [graph.value(held.id), *carriers_of_missing(graph, case, check)]
         memories = list(dict.fromkeys(memory_as_context(value) for value in wanted))
