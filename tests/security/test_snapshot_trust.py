@@ -101,7 +101,8 @@ def test_re_running_from_the_first_message_reaches_the_verdicts_trusted_snapshot
     assert run_cli_in_process(capsys, "verify", foreign)[0] == 0
     expected = verdicts(honest)
     assert verdicts(foreign) == expected
-    assert "flow-confirmed" in set(expected.values()) and len(set(expected.values())) >= 2
+    # Not a comparison of two empty outcomes: several claims were confirmed by a replay that ran.
+    assert sum(verdict == "flow-confirmed" for verdict in expected.values()) >= 2
 
 
 def test_verify_workers_refuse_them_too_and_reach_the_same_verdicts(
