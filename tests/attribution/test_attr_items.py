@@ -73,6 +73,27 @@ def test_the_turn_stating_the_answer_is_traced_when_the_annotated_one_is_a_bare_
         assert "does not state" in result.explanation and "D4:1" in result.explanation
 
 
+def _window_claim(
+    workspace: Path,
+    lines: list[tuple[str, str]],
+    trims: int,
+    question: str,
+    *,
+    gold: str,
+    evidence: list[str],
+    said: str,
+) -> tuple[Attribution, list[str]]:
+    """Long-context-like: `lines` appended to a window, its oldest `trims` lines trimmed one per
+    operation, then `question` answered wrongly from what is left. Flow's claim, and the trims' ids."""
+    with mt.run(workspace, name="window", system="long_context") as run:
+        window, kept = window_of(run, lines)
+        kept, trim_ids = trim_oldest(window, kept, trims)
+        answer_window_wrongly(run, kept, question, gold=gold, evidence=evidence, said=said)
+    result, ws = _attribute(workspace, run.id)
+    ws.close()
+    return result, trim_ids
+
+
 def test_of_two_turns_trimmed_by_different_operations_the_earliest_trim_is_blamed(tmp_path: Path) -> None:
     """Each item's turn leaves the window in its own trim: repairing the first, with later trims
     ideal, keeps both; the last trim only finished the loss."""
@@ -83,21 +104,17 @@ def test_of_two_turns_trimmed_by_different_operations_the_earliest_trim_is_blame
         ("D2:9", "Lena: Nice!"),
         ("D3:1", "Lena: How was your weekend?"),
     ]
-    with mt.run(tmp_path, name="window", system="long_context") as run:
-        window, kept = window_of(run, lines)
-        kept, trims = trim_oldest(window, kept, 4)
-        answer_window_wrongly(
-            run,
-            kept,
-            "What martial arts has Ravi done?",
-            gold="Kickboxing, Taekwondo",
-            evidence=["D2:8", "D1:4"],
-            said="none",
-        )
-    result, ws = _attribute(tmp_path, run.id)
-    with ws:
-        assert result.error_type == "UpdateError", result.explanation
-        assert result.op_id == trims[0], result.explanation  # the trim that dropped the kickboxing line
+    result, trims = _window_claim(
+        tmp_path,
+        lines,
+        4,
+        "What martial arts has Ravi done?",
+        gold="Kickboxing, Taekwondo",
+        evidence=["D2:8", "D1:4"],
+        said="none",
+    )
+    assert result.error_type == "UpdateError", result.explanation
+    assert result.op_id == trims[0], result.explanation  # the trim that dropped the kickboxing line
 
 
 def test_a_gold_naming_what_no_turn_mentions_is_a_suspected_annotation_error(tmp_path: Path) -> None:
@@ -521,23 +538,19 @@ def test_an_item_said_in_other_words_is_traced_through_the_annotated_turn_naming
         ("D10:13", "Pia: Wonderful!"),
         ("D29:1", "Omar: This time the proceeds went to the children's hospital."),
     ]
-    with mt.run(tmp_path, name="window", system="long_context") as run:
-        window, kept = window_of(run, lines)
-        kept, trims = trim_oldest(window, kept, 3)
-        answer_window_wrongly(
-            run,
-            kept,
-            "Who has benefited from Omar's charity tournaments?",
-            gold="animal shelter, homeless, children's hospital",
-            evidence=["D10:10", "D10:12", "D29:1"],
-            said="the hospital",
-        )
-    result, ws = _attribute(tmp_path, run.id)
-    with ws:
-        assert result.error_type == "UpdateError", result.explanation
-        assert result.op_id == trims[0], result.explanation  # the trim that dropped D10:10
-        assert "No turn states 'animal shelter' as worded; the annotated turns" in result.explanation
-        assert "animal shelter (D10:10)" in result.explanation
+    result, trims = _window_claim(
+        tmp_path,
+        lines,
+        3,
+        "Who has benefited from Omar's charity tournaments?",
+        gold="animal shelter, homeless, children's hospital",
+        evidence=["D10:10", "D10:12", "D29:1"],
+        said="the hospital",
+    )
+    assert result.error_type == "UpdateError", result.explanation
+    assert result.op_id == trims[0], result.explanation  # the trim that dropped D10:10
+    assert "No turn states 'animal shelter' as worded; the annotated turns" in result.explanation
+    assert "animal shelter (D10:10)" in result.explanation
 
 
 def test_an_item_said_in_other_words_is_lost_only_when_every_annotated_turn_naming_it_is_gone(
@@ -551,21 +564,17 @@ def test_an_item_said_in_other_words_is_lost_only_when_every_annotated_turn_nami
         ("D21:4", "Nate: Last Monday I got to teach people vegan ice cream recipes on my own cooking show!"),
         ("D21:5", "Joanna: Wow, a show of your own!"),
     ]
-    with mt.run(tmp_path, name="window", system="long_context") as run:
-        window, kept = window_of(run, lines)
-        kept, _ = trim_oldest(window, kept, 2)
-        answer_window_wrongly(
-            run,
-            kept,
-            "How has Nate shared his vegan ice-cream recipes?",
-            gold="teaching others, cooking show",
-            evidence=["D18:8", "D21:4"],
-            said="Last Monday got",
-        )
-    result, ws = _attribute(tmp_path, run.id)
-    with ws:
-        assert result.error_type == "ResponseError", result.explanation
-        assert "teaching others (D18:8, D21:4)" in result.explanation
+    result, _ = _window_claim(
+        tmp_path,
+        lines,
+        2,
+        "How has Nate shared his vegan ice-cream recipes?",
+        gold="teaching others, cooking show",
+        evidence=["D18:8", "D21:4"],
+        said="Last Monday got",
+    )
+    assert result.error_type == "ResponseError", result.explanation
+    assert "teaching others (D18:8, D21:4)" in result.explanation
 
 
 def test_an_item_said_in_other_words_twice_is_lost_with_the_trim_of_its_last_turn(tmp_path: Path) -> None:
@@ -579,21 +588,17 @@ def test_an_item_said_in_other_words_twice_is_lost_with_the_trim_of_its_last_tur
         ("D20:1", "Nate: And I have my own cooking show now."),
         ("D20:2", "Joanna: A show of your own!"),
     ]
-    with mt.run(tmp_path, name="window", system="long_context") as run:
-        window, kept = window_of(run, lines)
-        kept, trims = trim_oldest(window, kept, 4)
-        answer_window_wrongly(
-            run,
-            kept,
-            "How has Nate shared his vegan ice-cream recipes?",
-            gold="teaching others, cooking show",
-            evidence=["D18:8", "D19:4", "D20:1"],
-            said="a show",
-        )
-    result, ws = _attribute(tmp_path, run.id)
-    with ws:
-        assert result.error_type == "UpdateError", result.explanation
-        assert result.op_id == trims[2], result.explanation  # the trim that dropped D19:4, the last
+    result, trims = _window_claim(
+        tmp_path,
+        lines,
+        4,
+        "How has Nate shared his vegan ice-cream recipes?",
+        gold="teaching others, cooking show",
+        evidence=["D18:8", "D19:4", "D20:1"],
+        said="a show",
+    )
+    assert result.error_type == "UpdateError", result.explanation
+    assert result.op_id == trims[2], result.explanation  # the trim that dropped D19:4, the last
 
 
 def test_an_item_said_in_other_words_does_not_hide_a_gold_name_no_turn_mentions(tmp_path: Path) -> None:
@@ -602,20 +607,17 @@ def test_an_item_said_in_other_words_does_not_hide_a_gold_name_no_turn_mentions(
         ("D10:10", "Omar: Our tournament raised money for a dog shelter near my street."),
         ("D10:12", "Omar: With what was left we cooked food for the homeless."),
     ]
-    with mt.run(tmp_path, name="window", system="long_context") as run:
-        _window, kept = window_of(run, lines)
-        answer_window_wrongly(
-            run,
-            kept,
-            "Who has benefited from Omar's charity tournaments?",
-            gold="animal shelter, homeless, Brighton Zoo",
-            evidence=["D10:10", "D10:12"],
-            said="the hospital",
-        )
-    result, ws = _attribute(tmp_path, run.id)
-    with ws:
-        assert result.error_type == "AnnotationError", result.explanation
-        assert "Zoo" in result.explanation
+    result, _ = _window_claim(
+        tmp_path,
+        lines,
+        0,
+        "Who has benefited from Omar's charity tournaments?",
+        gold="animal shelter, homeless, Brighton Zoo",
+        evidence=["D10:10", "D10:12"],
+        said="the hospital",
+    )
+    assert result.error_type == "AnnotationError", result.explanation
+    assert "Zoo" in result.explanation
 
 
 def test_an_unstated_item_is_not_pinned_on_an_annotated_turn_sharing_only_the_questions_words(
@@ -630,22 +632,18 @@ def test_an_unstated_item_is_not_pinned_on_an_annotated_turn_sharing_only_the_qu
         ("D10:13", "Pia: Wonderful!"),
         ("D29:1", "Omar: This time the proceeds went to the children's hospital."),
     ]
-    with mt.run(tmp_path, name="window", system="long_context") as run:
-        window, kept = window_of(run, lines)
-        kept, trims = trim_oldest(window, kept, 3)
-        answer_window_wrongly(
-            run,
-            kept,
-            "Who has benefited from Omar's charity tournaments?",
-            gold="tournament shelter, homeless, children's hospital",
-            evidence=["D10:10", "D10:12", "D29:1"],
-            said="the hospital",
-        )
-    result, ws = _attribute(tmp_path, run.id)
-    with ws:
-        assert result.error_type == "UpdateError", result.explanation
-        assert result.op_id == trims[2], result.explanation  # the trim that dropped D10:12
-        assert "traced in its place" not in result.explanation
+    result, trims = _window_claim(
+        tmp_path,
+        lines,
+        3,
+        "Who has benefited from Omar's charity tournaments?",
+        gold="tournament shelter, homeless, children's hospital",
+        evidence=["D10:10", "D10:12", "D29:1"],
+        said="the hospital",
+    )
+    assert result.error_type == "UpdateError", result.explanation
+    assert result.op_id == trims[2], result.explanation  # the trim that dropped D10:12
+    assert "traced in its place" not in result.explanation
 
 
 def _beach_run(workspace: Path, retrieved: list[str]) -> str:
