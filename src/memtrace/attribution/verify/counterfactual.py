@@ -35,7 +35,7 @@ from .items import ItemCheck, carriers_of_missing, check_for, item_line, premise
 from .oracle import answer_step_fault, memory_as_context, probe_answer_step
 from .response import response_verdict, settled
 from .scope import derived_path, never_touched, out_of_place, with_derived_path
-from .verdicts import Verification, verification_summary
+from .verdicts import Verification, placed_turns_only, verification_summary
 
 __all__ = [
     "Verdict",
@@ -232,6 +232,9 @@ def _verify(
             outcome.second_faults.append(
                 answer_step_fault(anatomy.answer_op.id, answered.prediction, result.run_id, "repair replay")
             )
+        # A retrieval repair writes the context itself; only a replayed step finding the turns tests it.
+        if check.turns and attribution.error_type == ErrorType.RETRIEVAL:
+            return placed_turns_only(outcome)
         return outcome
     if lacking is None and by_flow_rule is not None:
         outcome.verdict, outcome.why = Verdict.NOT_VERIFIABLE, "inferred-answer"

@@ -24,7 +24,7 @@ from .ideal_retrieval import ideal_context
 from .inherited import inherited_patches_lost
 from .items import carriers_of_missing, check_for, item_line, stating_turns
 from .oracle import answer_step_fault, memory_as_context
-from .verdicts import Verification
+from .verdicts import Verification, placed_turns_only
 
 #: The plain replay's shortfalls that idealising later operations addresses, and how.
 _HOW = {
@@ -167,6 +167,8 @@ def replay_with_ideal_later_ops(
         outcome.second_faults.append(
             answer_step_fault(answer_op.id, answered.prediction, result.run_id, "repair replay")
         )
+    if check.turns and not answered.correct:  # the idealised operations placed the turns themselves
+        return placed_turns_only(outcome)
     return outcome
 
 

@@ -53,6 +53,18 @@ class Verification:
         return item
 
 
+def placed_turns_only(outcome: Verification) -> Verification:
+    """An inferred answer's evidence turns put in the context by the repair itself, and no flip: the
+    turns arriving is flow's own premise restated, so nothing independent confirms the claim."""
+    outcome.verdict, outcome.why, outcome.flow_confirmed = Verdict.NOT_VERIFIABLE, "inferred-answer", False
+    outcome.reason = (
+        "the answer is inferred (no turn states an item of it), and the repair placed its evidence turns"
+        " in the answer's context itself: their arrival restates flow's premise, and the answer did not"
+        " flip, so no independent check confirms the claim"
+    )
+    return outcome
+
+
 def verification_summary(attributions: list[Attribution]) -> dict[str, Any]:
     """Confirmed shares of the claims a repair can test, elimination beside them, and why the rest fell short.
 
