@@ -2,9 +2,11 @@
 
 For a change to `verify`: which labelled claims it newly confirms or no longer confirms, split by
 whether the labels call the claim right. WORKSPACE must hold the flow claims, verified
-(`memtrace bench labels WS SET --verify`); each labelled case counts once.
+(`memtrace bench labels WS SET --verify`); each labelled case counts once. With `--store`, each new
+verdict is stored on its claim (as `memtrace verify --refresh` would), so calibrate.py can refit the
+verdict counts on them.
 
-    python benchmarks/natural_labels/reverify.py WS [--type RetrievalError] [SET.json ...]
+    python benchmarks/natural_labels/reverify.py WS [--type RetrievalError] [--store] [SET.json ...]
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import memtrace as mt
+from memtrace.attribution.model import save_attribution
 from memtrace.attribution.verify.claims import replay_seed
 from memtrace.attribution.verify.counterfactual import verify
 from memtrace.bench.labels import read_labels, score_labels
@@ -31,6 +34,7 @@ def main() -> None:
     parser.add_argument("workspace", type=Path)
     parser.add_argument("sets", nargs="*", type=Path, help="label sets (default: every labels*.json here)")
     parser.add_argument("--type", dest="kind", help="only claims of this error type")
+    parser.add_argument("--store", action="store_true", help="store each new verdict on its claim")
     args = parser.parse_intermixed_args()
     sets = args.sets or sorted(HERE.glob("labels*.json"))
     seen: set[tuple[str, str]] = set()
@@ -47,6 +51,8 @@ def main() -> None:
                 (claim,) = [a for a in mt.attribute(ws, run=run_id, case=row["case_id"])]
                 with replay_ids(replay_seed(ws.store, claim)):
                     now = verify(ws, claim)
+                if args.store:
+                    save_attribution(ws.store, now.record(), claim.settings_key or "")
                 before, after = row["verdict"] in CONFIRMED, str(now.verdict) in CONFIRMED
                 right = row["agrees"][1]
                 tally[(right, before, after)] += 1
