@@ -83,6 +83,9 @@ DEV_SETS = (
     # once and not read: the sitting's last draw, reported whatever it scored.
     ("r38-fresh9.json", "fresh9_cases.json", "labels_fresh9.json"),
     ("r39-fresh10.json", "fresh10_cases.json", "labels_fresh10.json"),
+    # An eleventh, drawn at 2662036 (flow's claims as at 5c31842), two blind readers, scored once and
+    # not read.
+    ("r40-fresh11.json", "fresh11_cases.json", "labels_fresh11.json"),
 )
 
 
