@@ -12,7 +12,14 @@ import pytest
 import memtrace as mt
 from memtrace.attribution import FlowMethod
 from memtrace.attribution.model import load_attributions, settings_key
-from memtrace.bench.labels import cohen_kappa, read_labels, reader_agreement, save_labels, score_labels
+from memtrace.bench.labels import (
+    cohen_kappa,
+    read_labels,
+    reader_agreement,
+    save_labels,
+    score_labels,
+    wilson_interval,
+)
 from memtrace.errors import FormatError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "attribution"))
@@ -45,8 +52,21 @@ def test_agreement_and_verdicts_are_counted_against_the_labels(tmp_path: Path) -
     with mt.open(tmp_path / "ws") as ws:
         agreed = score_labels(ws, right, verify=True)
         disagreed = score_labels(ws, wrong)
-    assert agreed["overall"] == {"labels": 1, "type": 1.0, "type_and_operation": 1.0}
-    assert disagreed["overall"] == {"labels": 1, "type": 0.0, "type_and_operation": 0.0}
+    one_of_one, none_of_one = wilson_interval(1, 1), wilson_interval(0, 1)
+    assert agreed["overall"] == {
+        "labels": 1,
+        "type": 1.0,
+        "type_and_operation": 1.0,
+        "type_interval": one_of_one,
+        "type_and_operation_interval": one_of_one,
+    }
+    assert disagreed["overall"] == {
+        "labels": 1,
+        "type": 0.0,
+        "type_and_operation": 0.0,
+        "type_interval": none_of_one,
+        "type_and_operation_interval": none_of_one,
+    }
     verdicts = agreed["verification"]["claims_labels_call_right"]
     assert verdicts["claims"] == 1 and verdicts["not_verified"] == 0  # --verify verified it
     assert disagreed["verification"]["claims_labels_call_wrong"]["claims"] == 1
@@ -58,6 +78,15 @@ def test_agreement_and_verdicts_are_counted_against_the_labels(tmp_path: Path) -
     with mt.open(tmp_path / "ws") as ws:
         (stored,) = load_attributions(ws.store, run_id, "flow")
     assert stored.verified is not None and stored.settings_key == settings_key(FlowMethod().settings())
+
+
+def test_an_agreement_rate_comes_with_its_wilson_interval() -> None:
+    """8 of 10 pins the rate only to 49-94%; the interval narrows with the labels and stays in [0, 1]."""
+    assert wilson_interval(8, 10) == (0.4902, 0.9433)
+    low, high = wilson_interval(80, 100)
+    assert 0.4902 < low < 0.8 < high < 0.9433
+    assert wilson_interval(0, 5)[0] == 0.0 and wilson_interval(5, 5)[1] == 1.0
+    assert wilson_interval(0, 0) is None
 
 
 def test_two_readers_agreement_is_cohens_kappa() -> None:

@@ -81,7 +81,19 @@ def agreement_table(result: dict[str, Any]) -> Table:
         table.add_section()
     row = result["overall"]
     table.add_row("all", str(row["labels"]), _pct(row["type"]), _pct(row["type_and_operation"]), style="bold")
+    table.add_row(
+        "95% interval",
+        "",
+        _interval(row.get("type_interval")),
+        _interval(row.get("type_and_operation_interval")),
+        style="dim",
+    )
     return table
+
+
+def _interval(bounds: list[float] | tuple[float, float] | None) -> str:
+    """A Wilson interval as 'low-high' percentages."""
+    return "-" if not bounds else f"{bounds[0]:.1%}-{bounds[1]:.1%}"
 
 
 def verdict_table(result: dict[str, Any]) -> Table:
