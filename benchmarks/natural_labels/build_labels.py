@@ -86,6 +86,9 @@ DEV_SETS = (
     # An eleventh, drawn at 2662036 (flow's claims as at 5c31842), two blind readers, scored once and
     # not read.
     ("r40-fresh11.json", "fresh11_cases.json", "labels_fresh11.json"),
+    # A second blind reading of all of fresh11 by two other helpers, made after its first score: how
+    # far two readers agree on a set nobody tuned on.
+    ("r41-fresh11-second.json", "fresh11_cases.json", "labels_fresh11_second.json"),
 )
 
 
