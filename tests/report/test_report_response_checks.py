@@ -13,7 +13,7 @@ import pytest
 
 from conftest import run_cli_in_process
 from memtrace import Workspace
-from memtrace.attribution.model import load_attributions, save_attribution
+from memtrace.attribution.model import VERIFIER_VERSION, load_attributions, save_attribution
 from memtrace.cli.verify_cmd import headline
 from memtrace.report import build_report, render_html, render_markdown
 from memtrace.report.verification import verification_figures
@@ -73,7 +73,11 @@ def refuted_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ]
         for item in picks:
             item.verified, item.flow_confirmed = Verdict.REFUTED, None
-            item.verification = {"reason": f"planted refutation of {item.case_id}", "why": "planted"}
+            item.verification = {
+                "reason": f"planted refutation of {item.case_id}",
+                "why": "planted",
+                "verifier": VERIFIER_VERSION,  # as this verifier would store it: not renewed by `verify`
+            }
             save_attribution(ws.store, item, item.settings_key or "")
     return path
 

@@ -85,6 +85,13 @@ class Cost:
     seconds: float = 0.0
 
 
+#: Raised with every change to verification that can change a stored verdict (1: an inferred answer's
+#: turns placed by the repair itself confirm nothing, 7dbccca). A verdict stamped with another number,
+#: or none, came from another verifier: `memtrace verify` renews it, and nothing fitted on this
+#: verifier's verdicts is read from it.
+VERIFIER_VERSION = 1
+
+
 @dataclass(slots=True)
 class Attribution:
     """The decisive faulty operation of one failed case, or Undetermined with the reason."""
@@ -116,6 +123,12 @@ class Attribution:
     @property
     def determined(self) -> bool:
         return self.error_type != ErrorType.UNDETERMINED
+
+    @property
+    def verdict_stale(self) -> bool:
+        """Verified, but by another verifier than this one (see VERIFIER_VERSION)."""
+        stamp = (self.verification or {}).get("verifier")
+        return self.verified is not None and stamp != VERIFIER_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

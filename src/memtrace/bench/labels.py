@@ -181,7 +181,7 @@ def score_labels(
         except NotFoundError:
             raise NotFoundError(f"{ws.path}: no run {label.run!r} (label {label.label_id})") from None
         (claim,) = attribute(ws, method, run=run_id, case=label.case_id, llm=llm)
-        if verify and claim.verified is None:
+        if verify and (claim.verified is None or claim.verdict_stale):
             claim = verified(ws, claim, llm)
         same_type, same_op = agrees(label, claim)
         for tally in (overall, by_system[label.system], by_type[label.error_type]):

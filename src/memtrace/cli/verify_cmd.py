@@ -87,6 +87,9 @@ def verify(
             )
             write_json(json_out, {**summary_json([]), "verified_now": 0})
             return
+        # Verdicts an older verifier made are verified again on a plain pass (VERIFIER_VERSION).
+        stored = load_attributions(ws.store, method=method)
+        stale = 0 if refresh else sum(a.verdict_stale for a in stored if chosen is None or a.run_id in chosen)
     limits = LLMLimits(timeout, retries, max_tokens, concurrency)
     if llm != "offline" and not spec.in_process:
         console.print("note: --llm openai verifies in this process for now; --workers is ignored")
@@ -121,9 +124,18 @@ def verify(
     line = confidence_line(moved)
     if line:
         console.print(line, highlight=False)
-    console.print(styled(f"verified now: {len(outcomes)} (--refresh verifies stored verdicts again)", "dim"))
+    renewed = f"; {stale} stored verdict(s) of another verifier verified again" if stale else ""
+    console.print(
+        styled(f"verified now: {len(outcomes)}{renewed} (--refresh verifies stored verdicts again)", "dim")
+    )
     write_json(
-        json_out, {**summary_json(scope), "confidence_after_verify": moved, "verified_now": len(outcomes)}
+        json_out,
+        {
+            **summary_json(scope),
+            "confidence_after_verify": moved,
+            "verified_now": len(outcomes),
+            "verdicts_of_another_verifier": stale,
+        },
     )
 
 

@@ -153,8 +153,9 @@ def _verify(
     limit: int | None,
     progress: Progress | None,
 ) -> list[Attribution]:
-    """Verify the unverified attributions (replays capped by `limit`, spread over error types)."""
-    pending = [a for a in attributions if a.verified is None and a.determined]
+    """Verify the unverified attributions and those verified by another verifier (replays capped by
+    `limit`, spread over error types)."""
+    pending = [a for a in attributions if (a.verified is None or a.verdict_stale) and a.determined]
     free = [a for a in pending if a.error_type == ErrorType.RESPONSE]
     by_type: dict[str, list[Attribution]] = {}
     for a in pending:

@@ -123,14 +123,16 @@ def _measured_settings() -> str:
 
 
 def confidence_after_verify(attribution: Attribution, system: str | None) -> float | None:
-    """The confidence of a verified flow claim given its verdict. None for a claim not verified, a
-    suspected annotation error (no memory claim), a claim of other flow settings or stored under an
-    older table (its confidence is not the shipped table's), and a verdict the labels rarely saw."""
+    """The confidence of a verified flow claim given its verdict. None for a claim not verified or
+    verified by another verifier (the counts are this verifier's), a suspected annotation error (no
+    memory claim), a claim of other flow settings or stored under an older table (its confidence is
+    not the shipped table's), and a verdict the labels rarely saw."""
     if (
         attribution.method != FlowMethod.name
         or not attribution.determined
         or attribution.error_type == "AnnotationError"
         or attribution.verified is None
+        or attribution.verdict_stale
         or attribution.settings_key != _measured_settings()
     ):
         return None

@@ -42,12 +42,12 @@ def to_verify(
     ws: Workspace, method: str, runs: list[str] | None, limit: int | None, refresh: bool
 ) -> list[Attribution]:
     """A method's stored attributions (of `runs` when given) this pass verifies, in store order: those
-    not verified yet (all with `refresh`), at most `limit`."""
+    not verified yet or verified by another verifier (all with `refresh`), at most `limit`."""
     chosen = None if runs is None else {ws.run(ref).id for ref in runs}
     return [
         a
         for a in load_attributions(ws.store, method=method)
-        if (refresh or a.verified is None) and (chosen is None or a.run_id in chosen)
+        if (refresh or a.verified is None or a.verdict_stale) and (chosen is None or a.run_id in chosen)
     ][:limit]
 
 

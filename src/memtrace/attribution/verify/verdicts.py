@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...vocabulary import CONFIRMED_VERDICTS, NOT_VERIFIED, VERDICTS, ErrorType, Verdict
-from ..model import Attribution
+from ..model import VERIFIER_VERSION, Attribution
 
 
 @dataclass(slots=True)
@@ -49,6 +49,7 @@ class Verification:
             "replayed_answer": self.answer,
             "second_faults": list(self.second_faults),
             "replayed_ops": self.replayed_ops,
+            "verifier": VERIFIER_VERSION,
         }
         return item
 

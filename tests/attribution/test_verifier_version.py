@@ -1,0 +1,63 @@
+"""A verdict says which verifier made it: one from another verifier is verified again by a plain
+`memtrace verify`, and nothing fitted on this verifier's verdicts is read from it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from attrhelpers import pets_run
+
+import memtrace as mt
+from memtrace.attribution.engine import attribute
+from memtrace.attribution.methods.flow_verdicts import confidence_after_verify
+from memtrace.attribution.model import VERIFIER_VERSION, load_attributions, save_attribution
+from memtrace.attribution.verify import verify_all
+
+
+def _as_if_an_older_verifier_made_it(workspace: Path, run_id: str) -> None:
+    """Store the run's verified claim again with its verdict unstamped, as before the stamp existed."""
+    with mt.open(workspace) as ws:
+        (claim,) = load_attributions(ws.store, run_id, "flow")
+        older = {k: v for k, v in (claim.verification or {}).items() if k != "verifier"}
+        save_attribution(ws.store, replace(claim, verification=older), claim.settings_key or "")
+
+
+def test_a_verdict_of_another_verifier_is_verified_again_and_moves_no_confidence(tmp_path: Path) -> None:
+    run_id = pets_run(tmp_path, ["mem-2"])
+    with mt.open(tmp_path) as ws:
+        attribute(ws, "flow")
+    assert len(verify_all(tmp_path)) == 1
+    with mt.open(tmp_path) as ws:
+        (current,) = load_attributions(ws.store, run_id, "flow")
+    assert current.verification["verifier"] == VERIFIER_VERSION and not current.verdict_stale
+    assert confidence_after_verify(current, "mem0") is not None
+    assert verify_all(tmp_path) == []  # a current verdict is not replayed again
+
+    _as_if_an_older_verifier_made_it(tmp_path, run_id)
+    with mt.open(tmp_path) as ws:
+        (stale,) = load_attributions(ws.store, run_id, "flow")
+    assert stale.verified == current.verified and stale.verdict_stale
+    assert confidence_after_verify(stale, "mem0") is None  # the counts are this verifier's
+    (renewed,) = verify_all(tmp_path)
+    assert renewed.attribution.case_id == current.case_id
+    with mt.open(tmp_path) as ws:
+        (again,) = load_attributions(ws.store, run_id, "flow")
+    assert again.verification["verifier"] == VERIFIER_VERSION and not again.verdict_stale
+
+
+def test_verify_says_how_many_verdicts_of_another_verifier_it_verified_again(tmp_path: Path) -> None:
+    from test_cli import memtrace
+
+    run_id = pets_run(tmp_path, ["mem-2"])
+    memtrace("attribute", tmp_path)
+    memtrace("verify", tmp_path)
+    _as_if_an_older_verifier_made_it(tmp_path, run_id)
+    shown = memtrace("verify", tmp_path, "--json", tmp_path / "again.json").stdout
+    assert "1 stored verdict(s) of another verifier verified again" in shown
+    again = json.loads((tmp_path / "again.json").read_text())
+    assert again["verified_now"] == 1 and again["verdicts_of_another_verifier"] == 1
+    memtrace("verify", tmp_path, "--json", tmp_path / "third.json")
+    third = json.loads((tmp_path / "third.json").read_text())
+    assert third["verified_now"] == 0 and third["verdicts_of_another_verifier"] == 0
