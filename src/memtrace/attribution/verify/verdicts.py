@@ -61,7 +61,8 @@ def placed_turns_only(outcome: Verification) -> Verification:
     outcome.reason = (
         "the answer is inferred (no turn states an item of it), and the repair placed its evidence turns"
         " in the answer's context itself: their arrival restates flow's premise, and the answer did not"
-        " flip, so no independent check confirms the claim"
+        " flip, so no independent check confirms the claim (an answer step that can infer, such as a"
+        " model given with --llm, can show a flip)"
     )
     return outcome
 
