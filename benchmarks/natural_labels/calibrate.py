@@ -177,13 +177,16 @@ def main() -> None:
 
 
 def _verdict_counts(development: list[Row], fitted: Calibration, writing: bool) -> VerdictCounts:
-    """The verdict counts of the development claims, which must all be verified (a verdict rate
-    moves the type's rate over all its claims, so a partly verified set would skew every figure)."""
+    """The verdict counts of the development claims, which must all be verified by this verifier (a
+    verdict rate moves the type's rate over all its claims, so a partly verified set would skew every
+    figure, and another verifier's verdicts are not this one's)."""
     unverified = sum(r.get("verdict") is None for r in development)
     if unverified and (writing or unverified < len(development)):
+        older = sum(r.get("verdict_of_another_verifier") is not None for r in development)
         raise SystemExit(
-            f"{unverified} of {len(development)} development claims are not verified: verify them first"
-            " (`memtrace bench labels WS SET --verify` for each set)"
+            f"{unverified} of {len(development)} development claims are not verified by this verifier"
+            f" ({older} by another): verify them first (`memtrace bench labels WS SET --verify` for"
+            " each set, or `python benchmarks/natural_labels/reverify.py WS --store`)"
         )
     return fit_verdicts(
         ((r["claim"][0], r["verdict"], r["agrees"][1]) for r in development if r.get("verdict")),

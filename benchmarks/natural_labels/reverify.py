@@ -44,7 +44,8 @@ def main() -> None:
             scored = score_labels(ws, read_labels(path), split="all")
             for row in scored["cases"]:
                 key = (row["run"], row["case_id"])
-                if key in seen or (args.kind and row["claim"][0] != args.kind) or row["verdict"] is None:
+                stored = row["verdict"] or row.get("verdict_of_another_verifier")
+                if key in seen or (args.kind and row["claim"][0] != args.kind) or stored is None:
                     continue
                 seen.add(key)
                 run_id = ws.run(row["run"]).id
@@ -53,13 +54,13 @@ def main() -> None:
                     now = verify(ws, claim)
                 if args.store:
                     save_attribution(ws.store, now.record(), claim.settings_key or "")
-                before, after = row["verdict"] in CONFIRMED, str(now.verdict) in CONFIRMED
+                before, after = stored in CONFIRMED, str(now.verdict) in CONFIRMED
                 right = row["agrees"][1]
                 tally[(right, before, after)] += 1
                 if before != after:
                     print(
                         f"{path.name} {row['run']} {row['case_id']}, labels call it"
-                        f" {'right' if right else 'wrong'}: {row['verdict']} -> {now.verdict} ({now.why})"
+                        f" {'right' if right else 'wrong'}: {stored} -> {now.verdict} ({now.why})"
                     )
     for right in (True, False):
         rows = {k: v for k, v in tally.items() if k[0] == right}

@@ -18,10 +18,10 @@ from memtrace.attribution.model import Attribution, PathRole, PathStep, load_att
 from memtrace.attribution.verify.counterfactual import (
     Verification,
     build_repair,
-    ideal_fact,
     verify,
     verify_all,
 )
+from memtrace.attribution.verify.ideal_facts import ideal_fact
 from memtrace.attribution.verify.items import check_for, stating_turns
 from memtrace.attribution.verify.oracle import evidence_texts
 from memtrace.datasets import sample_conversation

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ from attrhelpers import pets_run
 import memtrace as mt
 from memtrace.attribution import FlowMethod
 from memtrace.attribution.engine import attribute
-from memtrace.attribution.model import Attribution, load_attributions, settings_key
+from memtrace.attribution.model import Attribution, load_attributions, save_attribution, settings_key
 from memtrace.attribution.verify import verify_all
 from memtrace.graph import Case, GraphQueries
 from memtrace.vocabulary import ErrorType
@@ -57,3 +58,29 @@ def test_the_same_claim_under_other_settings_keeps_its_verdict(tmp_path: Path) -
     assert stored[settings_key(RefittedFlowDouble().settings())].verified == verified.verified  # as stored
     # A different claim is not the verified one: it waits for its own replay.
     assert other.op_id != first.op_id and other.verified is None and other.verification is None
+
+
+class ThirdSettingsDouble(RefittedFlowDouble):
+    """Test double: flow under yet other settings, deciding the case the same way."""
+
+    def settings(self) -> dict[str, Any]:
+        return {**super().settings(), "confidence": "a third table"}
+
+
+def test_a_verdict_of_this_verifier_is_carried_before_one_of_another(tmp_path: Path) -> None:
+    run_id = pets_run(tmp_path, ["mem-2"])
+    with mt.open(tmp_path) as ws:
+        attribute(ws, "flow")
+    verify_all(tmp_path)
+    with mt.open(tmp_path) as ws:
+        (carried,) = attribute(ws, RefittedFlowDouble())  # stored under its own key, stamp and all
+        assert not carried.verdict_stale
+        default = next(
+            a
+            for a in load_attributions(ws.store, run_id, "flow")
+            if a.settings_key == settings_key(FlowMethod().settings())
+        )
+        older = {k: v for k, v in (default.verification or {}).items() if k != "verifier"}
+        save_attribution(ws.store, replace(default, verification=older), default.settings_key or "")
+        (third,) = attribute(ws, ThirdSettingsDouble())
+    assert third.verified == carried.verified and not third.verdict_stale

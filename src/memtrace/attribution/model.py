@@ -86,10 +86,10 @@ class Cost:
 
 
 #: Raised with every change to verification that can change a stored verdict (1: an inferred answer's
-#: turns placed by the repair itself confirm nothing, 7dbccca). A verdict stamped with another number,
-#: or none, came from another verifier: `memtrace verify` renews it, and nothing fitted on this
-#: verifier's verdicts is read from it.
-VERIFIER_VERSION = 1
+#: turns placed by the repair itself confirm nothing, 7dbccca; 2: so do a window's kept lines, which
+#: the retrieval hands over whole). A verdict stamped with another number, or none, came from another
+#: verifier: `memtrace verify` renews it, and nothing fitted on this verifier's verdicts is read from it.
+VERIFIER_VERSION = 2
 
 
 @dataclass(slots=True)

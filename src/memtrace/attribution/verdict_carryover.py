@@ -33,8 +33,12 @@ class VerdictsOnRecord:
         self._verified: dict[ClaimKey, Attribution] = {}
         for run_id in {run for run, _ in wanted}:
             for stored in load_attributions(store, run_id, method):
-                if stored.verified is not None and (stored.run_id, stored.case_id) in wanted:
-                    self._verified.setdefault(_claim_key(stored), stored)
+                if stored.verified is None or (stored.run_id, stored.case_id) not in wanted:
+                    continue
+                key = _claim_key(stored)
+                known = self._verified.get(key)
+                if known is None or (known.verdict_stale and not stored.verdict_stale):  # ours first
+                    self._verified[key] = stored
 
     def carry_over(self, made: Attribution) -> bool:
         """Give `made` the verdict of an identical stored claim, if there is one (True when it did)."""

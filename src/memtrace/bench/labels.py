@@ -149,8 +149,13 @@ def verdict_bucket(verdict: str | None) -> str:
     return "not_verified"
 
 
+def _current_verdict(claim: Attribution) -> str | None:
+    """The claim's verdict when this verifier made it; one of another verifier counts as not verified."""
+    return None if claim.verified is None or claim.verdict_stale else str(claim.verified)
+
+
 def _verdict_counts(claims: Iterable[Attribution]) -> dict[str, int]:
-    counts = Counter(verdict_bucket(claim.verified) for claim in claims)
+    counts = Counter(verdict_bucket(_current_verdict(claim)) for claim in claims)
     return {
         key: counts[key]
         for key in ("confirmed", "by_elimination", "refuted", "not_verifiable", "not_verified")
@@ -168,7 +173,8 @@ def score_labels(
     verify: bool = False,
 ) -> dict[str, Any]:
     """Agreement of `method`'s stored (or computed) attributions with the labels, and verify's verdicts
-    (stored ones; with `verify`, each labelled claim not verified yet is verified first and stored)."""
+    (stored ones, a verdict of another verifier counting as none; with `verify`, each labelled claim
+    not verified by this verifier is verified first and stored)."""
     report = progress or no_progress
     chosen = [label for label in labels if split in (None, "all") or label.split == split]
     overall, by_system, by_type = _Tally(), defaultdict(_Tally), defaultdict(_Tally)
@@ -199,7 +205,9 @@ def score_labels(
                 "claim": [str(claim.error_type), claim.op_id],
                 "confidence": claim.confidence,
                 "confidence_after_verify": confidence_after_verify(claim, label.system),
-                "verdict": None if claim.verified is None else str(claim.verified),
+                "verdict": _current_verdict(claim),
+                # A verdict another verifier made: shown, never counted (`verify` renews it).
+                "verdict_of_another_verifier": str(claim.verified) if claim.verdict_stale else None,
                 "agrees": [same_type, same_type and same_op],
             }
         )

@@ -66,6 +66,7 @@ def verify(
     """Replay each attributed run with the blamed operation repaired: flow- and answer-confirmation."""
     from ..attribution.model import load_attributions
     from ..attribution.registry import check_method_name
+    from ..attribution.verify.claims import claim_key
     from ..attribution.verify.counterfactual import verification_summary
     from ..attribution.verify_tasks import verify_workspace
 
@@ -87,9 +88,9 @@ def verify(
             )
             write_json(json_out, {**summary_json([]), "verified_now": 0})
             return
-        # Verdicts an older verifier made are verified again on a plain pass (VERIFIER_VERSION).
+        # Verdicts another verifier made are verified again on a plain pass (VERIFIER_VERSION).
         stored = load_attributions(ws.store, method=method)
-        stale = 0 if refresh else sum(a.verdict_stale for a in stored if chosen is None or a.run_id in chosen)
+        stale = {claim_key(a) for a in stored if a.verdict_stale and (chosen is None or a.run_id in chosen)}
     limits = LLMLimits(timeout, retries, max_tokens, concurrency)
     if llm != "offline" and not spec.in_process:
         console.print("note: --llm openai verifies in this process for now; --workers is ignored")
@@ -124,9 +125,12 @@ def verify(
     line = confidence_line(moved)
     if line:
         console.print(line, highlight=False)
-    renewed = f"; {stale} stored verdict(s) of another verifier verified again" if stale else ""
+    renewed = sum(claim_key(outcome.attribution) in stale for outcome in outcomes)
+    left = len(stale) - renewed
+    said = f"; {renewed} of them verdict(s) of another verifier" if renewed else ""
+    said += f"; {left} verdict(s) of another verifier left to verify" if left else ""
     console.print(
-        styled(f"verified now: {len(outcomes)}{renewed} (--refresh verifies stored verdicts again)", "dim")
+        styled(f"verified now: {len(outcomes)}{said} (--refresh verifies stored verdicts again)", "dim")
     )
     write_json(
         json_out,
@@ -134,7 +138,7 @@ def verify(
             **summary_json(scope),
             "confidence_after_verify": moved,
             "verified_now": len(outcomes),
-            "verdicts_of_another_verifier": stale,
+            "verdicts_of_another_verifier": {"verified_again": renewed, "left": left},
         },
     )
 

@@ -127,7 +127,7 @@ def diagnose(
             signals = route(system, graph, op, item.error_type, case, fields)
             if not signals:
                 result.unrouted += 1
-            good = item.verified in CONFIRMED_VERDICTS
+            good = item.verified in CONFIRMED_VERDICTS and not item.verdict_stale  # this verifier's word
             for signal in signals:
                 feedback = result.feedback.get(signal.tunable)
                 if feedback is None:

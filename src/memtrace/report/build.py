@@ -241,6 +241,7 @@ def _read_runs(
                 flow_confirmed=item.flow_confirmed,
                 answer_confirmed=item.answer_confirmed,
                 verification_reason=(item.verification or {}).get("reason"),
+                verdict_stale=item.verdict_stale,
                 carrying_part=carrying_part(item),
             )
             if op is not None and question_seq is not None:

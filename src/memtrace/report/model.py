@@ -66,6 +66,8 @@ class VerificationFigures(BaseModel):
     responses_not_verified: int = 0
     #: Gold answers the conversation does not support: no memory fault, kept out of every count above.
     suspected_annotation_errors: int = 0
+    #: Verdicts counted above that another verifier made (an older memtrace): `memtrace verify` renews them.
+    verdicts_of_another_verifier: int = 0
 
 
 class Headline(VerificationFigures):
@@ -186,6 +188,8 @@ class FailureRecord(BaseModel):
     answer_confirmed: bool | None = None
     #: why verification reached its verdict (or fell short of confirming).
     verification_reason: str | None = None
+    #: the verdict came from another verifier (an older memtrace): `memtrace verify` renews it.
+    verdict_stale: bool = False
     #: the part of the answer's context the attribution names as carrying the information (what a
     #: ResponseError by elimination rests on), for every failure, not only the pattern examples.
     carrying_part: str | None = None

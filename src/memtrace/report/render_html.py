@@ -13,6 +13,7 @@ from markupsafe import Markup, escape
 from . import svg
 from .model import VERIFICATION_OUTCOMES, Report
 from .render_md import CONFIRMATION_NOTE, RESPONSE_VERDICTS_NOTE
+from .verification import other_verifier_sentence
 
 _TEMPLATES = Path(__file__).with_name("templates")
 
@@ -70,5 +71,6 @@ def render_html(report: Report) -> str:
         charts=charts(report),
         example_anchors=examples,
         confirmation_note=CONFIRMATION_NOTE,
+        other_verifier_note=other_verifier_sentence(report.headline),
         response_note=RESPONSE_VERDICTS_NOTE,
     )

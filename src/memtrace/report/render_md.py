@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 
 from .model import VERIFICATION_OUTCOMES, Example, Pattern, Report, ValueSnippet
+from .verification import other_verifier_sentence
 
 #: What the confirmation columns mean (the levels are never summed into one "verified" share).
 CONFIRMATION_NOTE = (
@@ -198,6 +199,8 @@ def _verification_tables(report: Report) -> list[str]:
             ]
         ],
     )
+    if h.verdicts_of_another_verifier:
+        lines.append(f"{other_verifier_sentence(h)}\n")
     return [*lines, CONFIRMATION_NOTE, ""]
 
 

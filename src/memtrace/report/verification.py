@@ -60,6 +60,7 @@ def verification_figures(items: Iterable[Verified]) -> VerificationFigures:
         responses_not_verifiable=said[Verdict.NOT_VERIFIABLE],
         responses_not_verified=said[None],
         suspected_annotation_errors=sum(i.error_type == ErrorType.ANNOTATION for i in items),
+        verdicts_of_another_verifier=sum(bool(getattr(i, "verdict_stale", False)) for i in items),
     )
 
 
@@ -115,6 +116,18 @@ def annotation_sentence(f: VerificationFigures) -> str:
     )
 
 
+def other_verifier_sentence(f: VerificationFigures) -> str:
+    """How many of the verdicts counted another verifier made, or "" when none."""
+    if not f.verdicts_of_another_verifier:
+        return ""
+    return (
+        f"{f.verdicts_of_another_verifier} of these verdicts were made by another verifier (an older"
+        " memtrace): `memtrace verify` verifies them again."
+    )
+
+
 def summary_lines(f: VerificationFigures) -> list[str]:
-    """The figures as the lines the consoles print (claims, ResponseErrors, annotation suspects)."""
-    return [line for line in (claims_sentence(f), responses_sentence(f), annotation_sentence(f)) if line]
+    """The figures as the lines the consoles print (claims, ResponseErrors, annotation suspects, and
+    verdicts of another verifier)."""
+    sentences = (claims_sentence, responses_sentence, annotation_sentence, other_verifier_sentence)
+    return [line for line in (sentence(f) for sentence in sentences) if line]

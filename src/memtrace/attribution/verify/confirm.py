@@ -8,8 +8,9 @@ answer of the case), one part at a time: a line of a window, an item of a retrie
 
 from __future__ import annotations
 
-from ...graph import Case, GraphQueries, Workspace
+from ...graph import MEMORY_ENTRY, Case, GraphQueries, Workspace
 from ...graph.journal import ingest_journal, journal_path
+from ...vocabulary import ErrorType
 from ..evidence.anatomy import case_anatomy
 from ..evidence.support import CarryingPart, OverlapScorer, SupportScorer, Target, carrying_part
 
@@ -46,3 +47,19 @@ def memory_carries_at_question(
     question_seq = case_anatomy(graph, case).question_seq
     values = graph.memory_values_at(question_seq - 1)
     return carrying_part(target, list(values.items()), scorer) is not None
+
+
+def placed_by_construction(graph: GraphQueries, case: Case, kind: str) -> bool:
+    """Whether a plain repair of this kind puts what it restores into the answer's context with no
+    replayed step choosing it: a retrieval repair writes the context itself; an update or deletion
+    repair does when the retrieval hands a memory unit over whole (a long-context window)."""
+    if kind == ErrorType.RETRIEVAL:
+        return True
+    if kind not in (ErrorType.UPDATE, ErrorType.DELETION):
+        return False
+    retrieval = case_anatomy(graph, case).retrieval_op
+    if retrieval is None:
+        return False
+    returned = [graph.value(v.id) for v in graph.outputs(retrieval.id) if v.category == "retrieved"]
+    units = [v for v in graph.inputs(retrieval.id) if v.category == MEMORY_ENTRY]
+    return bool(returned) and any(graph.value(unit.id) == returned[-1] for unit in units)

@@ -122,7 +122,8 @@ def replay_with_ideal_later_ops(
     shortfall: str | None = None,
 ) -> Verification | None:
     """Replay `patch` (from `later_ops_ideal_patch` for the plain replay's `shortfall`); a verdict when
-    the evidence arrives, else None."""
+    the evidence arrives (not verifiable when it is an inferred answer's turns these ideal operations
+    placed and the answer did not flip), else None."""
     why, how = _HOW[shortfall or _kind(patch, attribution)]
     try:
         result = replay(ws, attribution.run_id, patch, cases=[case.id], llm=llm)
