@@ -111,13 +111,18 @@ class AttributionSummary:
     op_id: str | None
     error_type: str
     verified: str | None
+    #: The number of the verifier that made the verdict (None: unverified, or stored before stamps).
+    verifier: int | None = None
 
 
 def load_attribution_summaries(
     conn: sqlite3.Connection, run_id: str | None = None
 ) -> list[AttributionSummary]:
     """Stored attributions' verdicts in the order stored, cheap enough for every run at once."""
-    sql = "SELECT run, case_id, method, op, error_type, verified FROM attributions"
+    sql = (
+        "SELECT run, case_id, method, op, error_type, verified, json_extract(verification, '$.verifier')"
+        " FROM attributions"
+    )
     if run_id is None:
         rows = conn.execute(sql + " ORDER BY id").fetchall()
     else:

@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from ..attribution.model import VERIFIER_VERSION
 from ..graph import Annotation, Case, Run, Workspace
 from ..graph.attributions import AttributionSummary
 from ..vocabulary import CaseVerdict, ErrorType
@@ -37,6 +38,8 @@ class CaseRow:
             "op_id": a.op_id if a else None,
             "method": a.method if a else None,
             "verified": a.verified if a else None,
+            # A verdict another verifier made (an older memtrace): `memtrace verify` renews it.
+            "verdict_stale": bool(a and a.verified and a.verifier != VERIFIER_VERSION),
             "suspected_annotation": bool(a and a.error_type == ErrorType.ANNOTATION),
             "label": None if self.label is None else self.label.error_type,
             "label_op": None if self.label is None else self.label.op_id,

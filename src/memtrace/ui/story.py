@@ -227,6 +227,7 @@ def _attribution_dict(a: Attribution, system: str | None) -> dict[str, Any]:
         "suspected_annotation": a.error_type == ErrorType.ANNOTATION,
         "path": [asdict(step) for step in a.path],
         "verified": a.verified,
+        "verdict_stale": a.verdict_stale,
         "flow_confirmed": a.flow_confirmed,
         "answer_confirmed": a.answer_confirmed,
         "replay_run": a.replay_run,
