@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
 from memtrace.attribution.engine import attribute
+from memtrace.attribution.model import Attribution, save_attribution
 from memtrace.datasets import sample_conversation
+from memtrace.datasets.model import Conversation, Question, Session, Turn
+from memtrace.graph import Store
 from memtrace.systems import run_conversation
 from memtrace.systems.registry import system_class
 from memtrace.trace.memory import MemoryUnit
@@ -98,6 +102,47 @@ def trim_oldest(window: MemoryUnit, kept: list[str], times: int) -> tuple[list[s
             window.update(kept, by=op)
             trims.append(op.id)
     return kept, trims
+
+
+def one_session(
+    name: str,
+    speakers: list[str],
+    turns: list[tuple[str, str, str]],
+    when: str,
+    date: str,
+    questions: list[Question],
+) -> Conversation:
+    """A one-session conversation of (id, speaker, text) turns said at `when` ("1:56 pm on 8 May,
+    2023"), each dated `date` ("8 May 2023"), asked `questions`."""
+    session = Session(1, when, [Turn(i, speaker, text, 1, date) for i, speaker, text in turns])
+    return Conversation(name, speakers, [session], questions, "test")
+
+
+def store_as_if_another_verifier_made_it(store: Store, claim: Attribution) -> None:
+    """Store `claim` again with its verdict unstamped, as an older memtrace stored verdicts."""
+    older = {k: v for k, v in (claim.verification or {}).items() if k != "verifier"}
+    save_attribution(store, replace(claim, verification=older), claim.settings_key or "")
+
+
+def window_claim(
+    workspace: Path,
+    lines: list[tuple[str, str]],
+    trims: int,
+    question: str,
+    *,
+    gold: str,
+    evidence: list[str],
+    said: str,
+) -> tuple[Attribution, list[str]]:
+    """Long-context-like: `lines` appended to a window, its oldest `trims` lines trimmed one per
+    operation, then `question` answered wrongly from what is left. Flow's claim, and the trims' ids."""
+    with mt.run(workspace, name="window", system="long_context") as run:
+        window, kept = window_of(run, lines)
+        kept, trim_ids = trim_oldest(window, kept, trims)
+        answer_window_wrongly(run, kept, question, gold=gold, evidence=evidence, said=said)
+    with mt.open(workspace) as ws:
+        (case,) = ws.cases(run.id)
+        return FlowMethod().attribute(ws.view(run.id), case), trim_ids
 
 
 def flow_claim(workspace: Path, run_id: str) -> tuple[str, str | None, str]:

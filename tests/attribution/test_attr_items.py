@@ -13,7 +13,7 @@ from attrhelpers import (
     answer_wrongly,
     mem0_case,
     pets_run,
-    trim_oldest,
+    window_claim,
     window_of,
 )
 
@@ -73,27 +73,6 @@ def test_the_turn_stating_the_answer_is_traced_when_the_annotated_one_is_a_bare_
         assert "does not state" in result.explanation and "D4:1" in result.explanation
 
 
-def _window_claim(
-    workspace: Path,
-    lines: list[tuple[str, str]],
-    trims: int,
-    question: str,
-    *,
-    gold: str,
-    evidence: list[str],
-    said: str,
-) -> tuple[Attribution, list[str]]:
-    """Long-context-like: `lines` appended to a window, its oldest `trims` lines trimmed one per
-    operation, then `question` answered wrongly from what is left. Flow's claim, and the trims' ids."""
-    with mt.run(workspace, name="window", system="long_context") as run:
-        window, kept = window_of(run, lines)
-        kept, trim_ids = trim_oldest(window, kept, trims)
-        answer_window_wrongly(run, kept, question, gold=gold, evidence=evidence, said=said)
-    result, ws = _attribute(workspace, run.id)
-    ws.close()
-    return result, trim_ids
-
-
 def test_of_two_turns_trimmed_by_different_operations_the_earliest_trim_is_blamed(tmp_path: Path) -> None:
     """Each item's turn leaves the window in its own trim: repairing the first, with later trims
     ideal, keeps both; the last trim only finished the loss."""
@@ -104,7 +83,7 @@ def test_of_two_turns_trimmed_by_different_operations_the_earliest_trim_is_blame
         ("D2:9", "Lena: Nice!"),
         ("D3:1", "Lena: How was your weekend?"),
     ]
-    result, trims = _window_claim(
+    result, trims = window_claim(
         tmp_path,
         lines,
         4,
@@ -538,7 +517,7 @@ def test_an_item_said_in_other_words_is_traced_through_the_annotated_turn_naming
         ("D10:13", "Pia: Wonderful!"),
         ("D29:1", "Omar: This time the proceeds went to the children's hospital."),
     ]
-    result, trims = _window_claim(
+    result, trims = window_claim(
         tmp_path,
         lines,
         3,
@@ -564,7 +543,7 @@ def test_an_item_said_in_other_words_is_lost_only_when_every_annotated_turn_nami
         ("D21:4", "Nate: Last Monday I got to teach people vegan ice cream recipes on my own cooking show!"),
         ("D21:5", "Joanna: Wow, a show of your own!"),
     ]
-    result, _ = _window_claim(
+    result, _ = window_claim(
         tmp_path,
         lines,
         2,
@@ -588,7 +567,7 @@ def test_an_item_said_in_other_words_twice_is_lost_with_the_trim_of_its_last_tur
         ("D20:1", "Nate: And I have my own cooking show now."),
         ("D20:2", "Joanna: A show of your own!"),
     ]
-    result, trims = _window_claim(
+    result, trims = window_claim(
         tmp_path,
         lines,
         4,
@@ -607,7 +586,7 @@ def test_an_item_said_in_other_words_does_not_hide_a_gold_name_no_turn_mentions(
         ("D10:10", "Omar: Our tournament raised money for a dog shelter near my street."),
         ("D10:12", "Omar: With what was left we cooked food for the homeless."),
     ]
-    result, _ = _window_claim(
+    result, _ = window_claim(
         tmp_path,
         lines,
         0,
@@ -632,7 +611,7 @@ def test_an_unstated_item_is_not_pinned_on_an_annotated_turn_sharing_only_the_qu
         ("D10:13", "Pia: Wonderful!"),
         ("D29:1", "Omar: This time the proceeds went to the children's hospital."),
     ]
-    result, trims = _window_claim(
+    result, trims = window_claim(
         tmp_path,
         lines,
         3,

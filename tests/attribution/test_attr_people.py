@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from attrhelpers import answer_window_wrongly, answer_wrongly, flow_claim, mem0_case, trim_oldest, window_of
+from attrhelpers import answer_wrongly, flow_claim, mem0_case, window_claim
 
 import memtrace as mt
 from memtrace.attribution.evidence.needs import asks_only
@@ -215,18 +215,16 @@ def test_a_list_asked_of_both_needs_each_persons_turn_for_an_item_both_said(tmp_
         ("D2:1", "Priya: I also watched Amelie on Sunday!"),
         ("D2:2", "Tomas: I watched Paddington too, loved the bear."),
     ]
-    with mt.run(tmp_path, name="films", system="long_context") as run:
-        window, kept = window_of(run, lines)
-        kept, trims = trim_oldest(window, kept, 3)
-        answer_window_wrongly(
-            run,
-            kept,
-            "What films have both Priya and Tomas seen?",
-            gold="Paddington, Amelie",
-            evidence=["D1:1", "D2:1", "D2:2"],
-            said="no idea",
-        )
-    error_type, op_id, why = flow_claim(tmp_path, run.id)
-    assert error_type == "UpdateError", why
-    assert op_id == trims[0], why
+    claim, trims = window_claim(
+        tmp_path,
+        lines,
+        3,
+        "What films have both Priya and Tomas seen?",
+        gold="Paddington, Amelie",
+        evidence=["D1:1", "D2:1", "D2:2"],
+        said="no idea",
+    )
+    why = claim.explanation
+    assert claim.error_type == "UpdateError", why
+    assert claim.op_id == trims[0], why
     assert "missed 'paddington (Priya)'" in why, why

@@ -9,14 +9,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from attrhelpers import mem0_case
+from attrhelpers import mem0_case, one_session
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
 from memtrace.attribution.model import PathRole, PathStep
 from memtrace.attribution.verify import counterfactual
 from memtrace.attribution.verify.counterfactual import verify
-from memtrace.datasets.model import Conversation, Question, Session, Turn
+from memtrace.datasets.model import Conversation, Question
 from memtrace.systems import run_conversation
 from memtrace.systems.long_context import LongContext, LongContextConfig
 
@@ -85,11 +85,10 @@ def _window_conversation(gold: str = "support group") -> Conversation:
         )
         for n in range(8, 30)
     ]
-    session = Session(
-        1, "1:56 pm on 8 May, 2023", [Turn(i, s, t, 1, "8 May 2023") for i, s, t in turns + filler]
-    )
     question = Question("q0", "What LGBTQ events has Caroline joined?", [gold], ["D1:3"], "single-hop")
-    return Conversation("window", ["Caroline", "Mel"], [session], [question], "test")
+    return one_session(
+        "window", ["Caroline", "Mel"], turns + filler, "1:56 pm on 8 May, 2023", "8 May 2023", [question]
+    )
 
 
 def test_a_copy_by_the_same_speaker_keeps_the_item_until_the_last_copy_goes(tmp_path: Path) -> None:

@@ -12,14 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from attrhelpers import pets_run
+from attrhelpers import one_session, pets_run
 
 import memtrace as mt
 from memtrace.attribution.engine import attribute
 from memtrace.attribution.verify.confirm import placed_by_construction
 from memtrace.attribution.verify.counterfactual import Verification, verify
 from memtrace.attribution.verify.items import check_for
-from memtrace.datasets.model import Conversation, Question, Session, Turn
+from memtrace.datasets.model import Conversation, Question
 from memtrace.systems import run_conversation
 from memtrace.systems.long_context import LongContext, LongContextConfig
 from memtrace.systems.rag import RAGConfig, RAGSystem
@@ -46,10 +46,14 @@ def _conversation(turns_after: int = 23) -> Conversation:
         (f"D1:{n}", "Tomas" if n % 2 else "Priya", f"Small talk number {n} about buses, lunch and rain.")
         for n in range(7, 7 + turns_after)
     ]
-    session = Session(
-        1, "6:10 pm on 3 March, 2024", [Turn(i, s, t, 1, "3 March 2024") for i, s, t in turns + filler]
+    return one_session(
+        "pottery",
+        ["Priya", "Tomas"],
+        turns + filler,
+        "6:10 pm on 3 March, 2024",
+        "3 March 2024",
+        [INFERRED, STATED],
     )
-    return Conversation("pottery", ["Priya", "Tomas"], [session], [INFERRED, STATED], "test")
 
 
 def _outcomes(workspace: Path, system: object, turns_after: int) -> dict[str, tuple[Verification, bool]]:

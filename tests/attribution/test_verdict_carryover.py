@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from attrhelpers import pets_run
+from attrhelpers import pets_run, store_as_if_another_verifier_made_it
 
 import memtrace as mt
 from memtrace.attribution import FlowMethod
 from memtrace.attribution.engine import attribute
-from memtrace.attribution.model import Attribution, load_attributions, save_attribution, settings_key
+from memtrace.attribution.model import Attribution, load_attributions, settings_key
 from memtrace.attribution.verify import verify_all
 from memtrace.graph import Case, GraphQueries
 from memtrace.vocabulary import ErrorType
@@ -80,7 +79,6 @@ def test_a_verdict_of_this_verifier_is_carried_before_one_of_another(tmp_path: P
             for a in load_attributions(ws.store, run_id, "flow")
             if a.settings_key == settings_key(FlowMethod().settings())
         )
-        older = {k: v for k, v in (default.verification or {}).items() if k != "verifier"}
-        save_attribution(ws.store, replace(default, verification=older), default.settings_key or "")
+        store_as_if_another_verifier_made_it(ws.store, default)
         (third,) = attribute(ws, ThirdSettingsDouble())
     assert third.verified == carried.verified and not third.verdict_stale

@@ -4,15 +4,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
-from attrhelpers import pets_run
+from attrhelpers import pets_run, store_as_if_another_verifier_made_it
 
 import memtrace as mt
 from memtrace.attribution.engine import attribute
 from memtrace.attribution.methods.flow_verdicts import confidence_after_verify
-from memtrace.attribution.model import VERIFIER_VERSION, load_attributions, save_attribution
+from memtrace.attribution.model import VERIFIER_VERSION, load_attributions
 from memtrace.attribution.verify import verify_all
 
 
@@ -20,8 +19,7 @@ def _as_if_an_older_verifier_made_it(workspace: Path, run_id: str) -> None:
     """Store the run's verified claim again with its verdict unstamped, as before the stamp existed."""
     with mt.open(workspace) as ws:
         (claim,) = load_attributions(ws.store, run_id, "flow")
-        older = {k: v for k, v in (claim.verification or {}).items() if k != "verifier"}
-        save_attribution(ws.store, replace(claim, verification=older), claim.settings_key or "")
+        store_as_if_another_verifier_made_it(ws.store, claim)
 
 
 def test_a_verdict_of_another_verifier_is_verified_again_and_moves_no_confidence(tmp_path: Path) -> None:

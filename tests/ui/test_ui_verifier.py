@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -11,12 +10,12 @@ from fastapi.testclient import TestClient
 
 import memtrace as mt
 from memtrace.attribution.engine import attribute
-from memtrace.attribution.model import load_attributions, save_attribution
+from memtrace.attribution.model import load_attributions
 from memtrace.attribution.verify import verify_all
 from memtrace.ui import create_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "attribution"))
-from attrhelpers import pets_run
+from attrhelpers import pets_run, store_as_if_another_verifier_made_it
 
 
 def _pages(workspace: Path, run_id: str, case_id: str) -> tuple[dict, dict, str]:
@@ -36,8 +35,7 @@ def test_a_verdict_of_another_verifier_is_marked_until_verify_renews_it(tmp_path
     assert 'id="verdict-stale"' not in page
     with mt.open(tmp_path) as ws:
         (stored,) = load_attributions(ws.store, run_id, "flow")
-        older = {k: v for k, v in (stored.verification or {}).items() if k != "verifier"}
-        save_attribution(ws.store, replace(stored, verification=older), stored.settings_key or "")
+        store_as_if_another_verifier_made_it(ws.store, stored)
     shown, row, page = _pages(tmp_path, run_id, claim.case_id)
     assert shown["verdict_stale"] is True and row["verdict_stale"] is True
     assert 'id="verdict-stale"' in page and shown["confidence_after_verify"] is None
