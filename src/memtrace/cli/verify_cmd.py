@@ -78,8 +78,9 @@ def verify(
     where = f" of run(s) {', '.join(run)}" if run else ""
     with Workspace(workspace) as ws:
         chosen = None if run is None else {ws.run(ref).id for ref in run}
-        rows = [r for r in ws.store.attributions(method=method) if chosen is None or r.run_id in chosen]
-        if not rows:  # not an error: a workspace with no failure has nothing to attribute either
+        stored = load_attributions(ws.store, method=method)
+        stored = [a for a in stored if chosen is None or a.run_id in chosen]
+        if not stored:  # not an error: a workspace with no failure has nothing to attribute either
             runs = "".join(f" --run {ref}" for ref in run or [])
             console.print(
                 f"nothing to verify: no {method} attributions{where} in {workspace}"
@@ -89,8 +90,7 @@ def verify(
             write_json(json_out, {**summary_json([]), "verified_now": 0})
             return
         # Verdicts another verifier made are verified again on a plain pass (VERIFIER_VERSION).
-        stored = load_attributions(ws.store, method=method)
-        stale = {claim_key(a) for a in stored if a.verdict_stale and (chosen is None or a.run_id in chosen)}
+        stale = {claim_key(a) for a in stored if a.verdict_stale}
     limits = LLMLimits(timeout, retries, max_tokens, concurrency)
     if llm != "offline" and not spec.in_process:
         console.print("note: --llm openai verifies in this process for now; --workers is ignored")
